@@ -1,0 +1,109 @@
+/**
+ * Text primitives shared by the engine: content tokens, character trigrams, Jaccard and
+ * token counting. Pure and allocation-lean: `similarity` runs on every agent step.
+ */
+import { eng } from 'stopword'
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base'
+
+/** English stop words from the maintained `stopword` list (lowercase). */
+export const STOP_WORDS: ReadonlySet<string> = new Set(eng)
+
+const TOKEN_RE = /[a-z_][a-z0-9_]*/g
+
+/**
+ * Content tokens: lowercase, `[a-z_][a-z0-9_]*`, longer than 2 characters, not a stop word.
+ * Underscored identifiers (`user_id`) stay whole.
+ */
+export function tokenSet(text: string): Set<string> {
+  const out = new Set<string>()
+  const lower = text.toLowerCase()
+  TOKEN_RE.lastIndex = 0
+  for (let m = TOKEN_RE.exec(lower); m !== null; m = TOKEN_RE.exec(lower)) {
+    const t = m[0]
+    if (t.length > 2 && !STOP_WORDS.has(t)) out.add(t)
+  }
+  return out
+}
+
+/**
+ * Character trigrams of the whole lowercased string (spaces included, no padding), each packed
+ * into one number (3 × 16-bit code units < 2^48) so set operations avoid string allocation.
+ */
+export function trigramSet(text: string): Set<number> {
+  const out = new Set<number>()
+  const s = text.toLowerCase()
+  for (let i = 0; i + 2 < s.length; i++) {
+    out.add(s.charCodeAt(i) * 4294967296 + s.charCodeAt(i + 1) * 65536 + s.charCodeAt(i + 2))
+  }
+  return out
+}
+
+/** Unpacks a trigram made by `trigramSet` back into its three characters. */
+export function trigramText(packed: number): string {
+  const a = Math.floor(packed / 4294967296)
+  const rest = packed - a * 4294967296
+  return String.fromCharCode(a, Math.floor(rest / 65536), rest % 65536)
+}
+
+/** |A ∩ B| / |A ∪ B|; 0 when both are empty. Iterates the smaller set. */
+export function jaccard<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): number {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a]
+  if (large.size === 0) return 0
+  let inter = 0
+  for (const x of small) if (large.has(x)) inter++
+  return inter / (a.size + b.size - inter)
+}
+
+/** A text's lexical fingerprint: what GoalDNA keeps of the goal. */
+export interface Fingerprint {
+  readonly tokens: ReadonlySet<string>
+  readonly trigrams: ReadonlySet<number>
+}
+
+export function fingerprint(text: string): Fingerprint {
+  return { tokens: tokenSet(text), trigrams: trigramSet(text) }
+}
+
+/** Weights of the seed's fused similarity (seed 003). */
+export const TOKEN_WEIGHT = 0.7
+export const TRIGRAM_WEIGHT = 0.3
+/** Returned when either side has no content tokens: no signal either way. */
+export const NO_SIGNAL_SIMILARITY = 0.5
+
+/**
+ * The seed's lexical similarity: 0.7 × token Jaccard + 0.3 × trigram Jaccard, or 0.5 when
+ * either side has no content tokens (an empty or all-stop-word text says nothing about drift).
+ */
+export function lexicalSimilarity(goal: Fingerprint, text: string): number {
+  const tokens = tokenSet(text)
+  if (goal.tokens.size === 0 || tokens.size === 0) return NO_SIGNAL_SIMILARITY
+  return TOKEN_WEIGHT * jaccard(goal.tokens, tokens) + TRIGRAM_WEIGHT * jaccard(goal.trigrams, trigramSet(text))
+}
+
+/** Token count with the o200k tokenizer (GPT-4o family), not characters / 4. */
+export function countTokens(text: string): number {
+  return text.length === 0 ? 0 : countO200k(text)
+}
+
+/** Cuts `text` to at most `max` characters, marking the cut with an ellipsis. */
+export function truncateChars(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 3))}...`
+}
+
+/**
+ * Cuts `text` so that it holds at most `maxTokens` tokens, ending with `marker`.
+ * Binary search on the character length keeps tokenizer calls to O(log n).
+ */
+export function truncateToTokens(text: string, maxTokens: number, marker = ''): string {
+  if (countTokens(text) <= maxTokens) return text
+  const budget = maxTokens - countTokens(marker)
+  if (budget <= 0) return ''
+  let lo = 0
+  let hi = text.length
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    if (countTokens(text.slice(0, mid)) <= budget) lo = mid
+    else hi = mid - 1
+  }
+  return text.slice(0, lo) + marker
+}
