@@ -1,0 +1,32 @@
+import { fileURLToPath } from 'node:url'
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import type { DbHandle } from './client.js'
+
+/** `migrations/` at the package root, from src/db (tsx) and dist/db (built) alike. */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url))
+
+/**
+ * Applies pending migrations. Foreign keys are switched off on the connection around `migrate()`
+ * because `PRAGMA foreign_keys=OFF` inside its transaction is a no-op, and a drizzle-kit table
+ * rebuild would otherwise cascade-delete child rows; `foreign_key_check` proves nothing dangles.
+ */
+export function runMigrations(handle: DbHandle, folder: string = MIGRATIONS_FOLDER): void {
+  handle.sqlite.pragma('foreign_keys = OFF')
+  try {
+    migrate(handle.db, { migrationsFolder: folder })
+    const broken = handle.sqlite.pragma('foreign_key_check') as unknown[]
+    if (broken.length > 0) throw new Error(`Migration left ${broken.length} rows with dangling foreign keys.`)
+  } finally {
+    handle.sqlite.pragma('foreign_keys = ON')
+  }
+}
+
+/** True when every migration in the folder has been applied (for /readyz). */
+export function migrationsApplied(handle: DbHandle): boolean {
+  try {
+    const row = handle.sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }
+    return row.n > 0
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,2 @@
+// One file per resource; drizzle-kit reads this index to generate migrations.
+export * from './agents.js'

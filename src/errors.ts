@@ -1,0 +1,42 @@
+/**
+ * Domain errors thrown by services and routes; the HTTP layer renders them as RFC 9457
+ * problem+json. Services never shape HTTP responses themselves.
+ */
+export interface FieldError {
+  path: string
+  message: string
+}
+
+export class AppError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly errors?: FieldError[]
+  readonly headers?: Record<string, string>
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message)
+    this.name = 'AppError'
+    this.status = status
+    this.code = code
+    if (extra.errors) this.errors = extra.errors
+    if (extra.headers) this.headers = extra.headers
+  }
+}
+
+export const badRequest = (message: string, errors?: FieldError[]) =>
+  new AppError(400, 'bad_request', message, errors ? { errors } : {})
+export const unauthorized = (message = 'Missing or invalid API key.') =>
+  new AppError(401, 'unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } })
+export const forbidden = (message = 'This call needs the admin token.') => new AppError(403, 'forbidden', message)
+/** Unknown ids and other agents' ids get the same answer, so ids leak nothing. */
+export const notFound = (kind: string, id: string) => new AppError(404, 'not_found', `No ${kind} with id ${id}.`)
+export const conflict = (message: string) => new AppError(409, 'conflict', message)
+export const unprocessable = (message: string, errors?: FieldError[]) =>
+  new AppError(422, 'unprocessable', message, errors ? { errors } : {})
+export const tooMany = (message: string, retryAfterSeconds: number) =>
+  new AppError(429, 'too_many_requests', message, { headers: { 'retry-after': String(retryAfterSeconds) } })
