@@ -80,9 +80,12 @@ export function lexicalSimilarity(goal: Fingerprint, text: string): number {
   return TOKEN_WEIGHT * jaccard(goal.tokens, tokens) + TRIGRAM_WEIGHT * jaccard(goal.trigrams, trigramSet(text))
 }
 
+/** Special-token strings such as `<|endoftext|>` in user text are counted as plain text, never thrown on. */
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() }
+
 /** Token count with the o200k tokenizer (GPT-4o family), not characters / 4. */
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : countO200k(text)
+  return text.length === 0 ? 0 : countO200k(text, PLAIN_TEXT)
 }
 
 /** Cuts `text` to at most `max` characters, marking the cut with an ellipsis. */
