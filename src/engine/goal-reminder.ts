@@ -1,0 +1,304 @@
+/**
+ * GoalReminderInjector (seed 000): a one-line goal reminder for the next LLM call, compressed
+ * as the conversation grows (full → compact → ultra_compact by turn number).
+ */
+import { type Clock, isoAt, wallClock } from './clock.js'
+import { cachedClip, cachedTokenCount, oneLine } from './token-fit.js'
+
+export type ReminderMode = 'full' | 'compact' | 'ultra_compact'
+
+export interface GoalReminderOptions {
+  full_cutoff?: number
+  compact_cutoff?: number
+  max_pitfalls?: number
+  max_tried?: number
+  drift_warning_threshold?: number
+  clock?: Clock
+}
+
+export type ResolvedReminderOptions = Required<Omit<GoalReminderOptions, 'clock'>>
+
+export interface GoalProgress {
+  current_step: number
+  total_steps: number
+  /** Fraction complete in [0, 1]. */
+  progress_pct: number
+  summary?: string
+  current_sub_goal?: string
+}
+
+export interface BuildReminderInput {
+  progress?: GoalProgress
+  drift_score?: number
+  turn_number?: number
+  is_drift_active?: boolean
+}
+
+export interface ReminderContext extends BuildReminderInput {
+  original_goal: string
+  known_pitfalls?: string[]
+  tried_approaches?: string[]
+}
+
+export interface GoalReminder {
+  text: string
+  mode: ReminderMode
+  token_estimate: number
+  turn_number: number
+  includes_drift_warning: boolean
+  timestamp: string
+}
+
+export interface ReminderStats {
+  goal: string
+  total_reminders: number
+  pitfalls_count: number
+  tried_approaches_count: number
+  history_size: number
+}
+
+export interface GoalReminderJSON {
+  options: ResolvedReminderOptions
+  goal: string
+  pitfalls: string[]
+  tried_approaches: string[]
+  total_reminders: number
+  history: GoalReminder[]
+}
+
+export const REMINDER_DEFAULTS: ResolvedReminderOptions = {
+  full_cutoff: 5,
+  compact_cutoff: 15,
+  max_pitfalls: 5,
+  max_tried: 5,
+  drift_warning_threshold: 0.3,
+}
+
+/** Reminder history kept (notes §0.3: the original bounds it at 50). */
+export const REMINDER_HISTORY_LIMIT = 50
+
+/**
+ * Token caps for user-provided pieces, so reminders stay near the seed's budgets (full ~80–120,
+ * compact ~40–60, ultra ~20–30 tokens). The fixed brackets cost at most 22 tokens in ultra
+ * (goal, progress, drift: worst case 30 in all), 40 in compact (typical goal + progress + drift
+ * ~45, worst case with sub-goal and pitfall 76) and 47 in full, where the pitfalls and tried
+ * approaches (up to max_pitfalls / max_tried of 16 tokens each) come on top. A clipped piece
+ * ends with "...".
+ */
+export const GOAL_TOKEN_CAP: Readonly<Record<ReminderMode, number>> = {
+  full: 40,
+  compact: 16,
+  ultra_compact: 8,
+}
+/** Cap for one pitfall / tried approach / summary / sub-goal in full mode. */
+export const FULL_ITEM_TOKEN_CAP = 16
+/** Cap for the sub-goal and the most recent pitfall in compact mode. */
+export const COMPACT_ITEM_TOKEN_CAP = 10
+
+const ELLIPSIS = '...'
+
+/** One line, and brackets swapped for parentheses so an item cannot open or close a bracket. */
+function clean(text: string): string {
+  return oneLine(text).replace(/\[/g, '(').replace(/\]/g, ')')
+}
+
+/** Clipped pieces by cap, then by raw text: nested maps avoid building a key string per call. */
+const pieces = new Map<number, Map<string, string>>()
+const PIECE_LIMIT = 1024
+
+function piece(text: string, cap: number): string {
+  let byText = pieces.get(cap)
+  if (byText === undefined) pieces.set(cap, (byText = new Map()))
+  let out = byText.get(text)
+  if (out === undefined) {
+    out = cachedClip(clean(text), cap, ELLIPSIS)
+    if (byText.size >= PIECE_LIMIT) byText.clear()
+    byText.set(text, out)
+  }
+  return out
+}
+
+function percent(pct: number): number {
+  return Number.isFinite(pct) ? Math.round(Math.min(1, Math.max(0, pct)) * 100) : 0
+}
+
+function intOr0(n: number): number {
+  return Number.isFinite(n) ? Math.trunc(n) : 0
+}
+
+/** Adds `item` unless present; over 2× max keeps the newest max (seed: auto-pruned at 2x). */
+function remember(list: string[], item: string, max: number): void {
+  const text = oneLine(item)
+  if (text === '' || list.includes(text)) return
+  list.push(text)
+  if (list.length > 2 * max) list.splice(0, list.length - max)
+}
+
+export class GoalReminderInjector {
+  readonly options: ResolvedReminderOptions
+  private readonly clock: Clock
+  private _goal = ''
+  private _pitfalls: string[] = []
+  private _tried: string[] = []
+  private _total = 0
+  private history: GoalReminder[] = []
+
+  constructor(options: GoalReminderOptions = {}) {
+    const { clock = wallClock, ...rest } = options
+    this.options = { ...REMINDER_DEFAULTS, ...stripUndefined(rest) }
+    const { full_cutoff, compact_cutoff, max_pitfalls, max_tried } = this.options
+    if (!(full_cutoff >= 0 && compact_cutoff >= full_cutoff)) {
+      throw new RangeError('need 0 <= full_cutoff <= compact_cutoff')
+    }
+    if (!(max_pitfalls >= 0 && max_tried >= 0)) throw new RangeError('max_pitfalls and max_tried must be >= 0')
+    this.clock = clock
+  }
+
+  get goal(): string {
+    return this._goal
+  }
+  get pitfalls(): string[] {
+    return [...this._pitfalls]
+  }
+  get triedApproaches(): string[] {
+    return [...this._tried]
+  }
+  get totalReminders(): number {
+    return this._total
+  }
+
+  /** Sets the goal and forgets pitfalls, tried approaches and reminder history. */
+  setGoal(goal: string): void {
+    this._goal = goal.trim()
+    this._pitfalls = []
+    this._tried = []
+    this.history = []
+  }
+
+  recordPitfall(pitfall: string): void {
+    remember(this._pitfalls, pitfall, this.options.max_pitfalls)
+  }
+
+  recordTriedApproach(approach: string): void {
+    remember(this._tried, approach, this.options.max_tried)
+  }
+
+  getMode(turn: number): ReminderMode {
+    if (turn <= this.options.full_cutoff) return 'full'
+    if (turn <= this.options.compact_cutoff) return 'compact'
+    return 'ultra_compact'
+  }
+
+  buildReminder(input: BuildReminderInput = {}): GoalReminder {
+    const { progress, drift_score = 0, turn_number = 0, is_drift_active = false } = input
+    const mode = this.getMode(turn_number)
+    const timestamp = isoAt(this.clock())
+    if (this._goal === '') {
+      return { text: '', mode, token_estimate: 0, turn_number, includes_drift_warning: false, timestamp }
+    }
+    const drift = Number.isFinite(drift_score) ? drift_score : 0
+    const warn = drift > this.options.drift_warning_threshold || is_drift_active
+    const segments = this.segments(mode, progress, warn ? drift.toFixed(2) : null)
+    // Every segment ends with "]" and the next starts with " [", a pre-token boundary of o200k,
+    // so the whole text's count is the sum of the (memoized) segment counts.
+    let tokens = 0
+    for (let i = 0; i < segments.length; i++) {
+      tokens += cachedTokenCount(i === 0 ? segments[i]! : ` ${segments[i]!}`)
+    }
+    const reminder: GoalReminder = {
+      text: segments.join(' '),
+      mode,
+      token_estimate: tokens,
+      turn_number,
+      includes_drift_warning: warn,
+      timestamp,
+    }
+    this._total++
+    this.history.push(reminder)
+    if (this.history.length > REMINDER_HISTORY_LIMIT) this.history.shift()
+    return reminder
+  }
+
+  private segments(mode: ReminderMode, progress: GoalProgress | undefined, drift: string | null): string[] {
+    const out = [`[GOAL: ${piece(this._goal, GOAL_TOKEN_CAP[mode])}]`]
+    const pct = progress ? percent(progress.progress_pct) : 0
+    const steps = progress ? `${intOr0(progress.current_step)}/${intOr0(progress.total_steps)}` : ''
+    if (mode === 'ultra_compact') {
+      if (progress) out.push(`[PROGRESS: ${pct}%]`)
+      if (drift !== null) out.push(`[DRIFT: ${drift}!]`)
+      return out
+    }
+    const cap = mode === 'full' ? FULL_ITEM_TOKEN_CAP : COMPACT_ITEM_TOKEN_CAP
+    if (progress) {
+      const summary = mode === 'full' && progress.summary ? piece(progress.summary, cap) : ''
+      const tail = mode === 'compact' ? `${pct}%` : summary !== '' ? summary : `${pct}% complete`
+      out.push(`[PROGRESS: ${steps} - ${tail}]`)
+      const focus = progress.current_sub_goal ? piece(progress.current_sub_goal, cap) : ''
+      if (focus !== '') out.push(`[FOCUS: ${focus}]`)
+    }
+    if (mode === 'compact') {
+      const latest = this._pitfalls[this._pitfalls.length - 1]
+      if (latest !== undefined && this.options.max_pitfalls > 0) out.push(`[AVOID: ${piece(latest, cap)}]`)
+      if (drift !== null) out.push(`[DRIFT: ${drift} - refocus]`)
+      return out
+    }
+    const avoid = newest(this._pitfalls, this.options.max_pitfalls).map((p) => piece(p, cap))
+    if (avoid.length > 0) out.push(`[AVOID: ${avoid.join('; ')}]`)
+    const tried = newest(this._tried, this.options.max_tried).map((t) => piece(t, cap))
+    if (tried.length > 0) out.push(`[TRIED: ${tried.join('; ')}]`)
+    if (drift !== null) out.push(`[DRIFT WARNING: drift ${drift} - refocus on the goal]`)
+    return out
+  }
+
+  /** Adopts the context's goal when it differs, merges its pitfalls and tried approaches, builds. */
+  buildFromContext(ctx: ReminderContext): GoalReminder {
+    if (ctx.original_goal.trim() !== this._goal) this.setGoal(ctx.original_goal)
+    for (const p of ctx.known_pitfalls ?? []) this.recordPitfall(p)
+    for (const t of ctx.tried_approaches ?? []) this.recordTriedApproach(t)
+    return this.buildReminder(ctx)
+  }
+
+  getHistory(): GoalReminder[] {
+    return this.history.map((r) => ({ ...r }))
+  }
+
+  getStats(): ReminderStats {
+    return {
+      goal: this._goal,
+      total_reminders: this._total,
+      pitfalls_count: this._pitfalls.length,
+      tried_approaches_count: this._tried.length,
+      history_size: this.history.length,
+    }
+  }
+
+  toJSON(): GoalReminderJSON {
+    return {
+      options: { ...this.options },
+      goal: this._goal,
+      pitfalls: [...this._pitfalls],
+      tried_approaches: [...this._tried],
+      total_reminders: this._total,
+      history: this.getHistory(),
+    }
+  }
+
+  static fromJSON(json: GoalReminderJSON, clock: Clock = wallClock): GoalReminderInjector {
+    const injector = new GoalReminderInjector({ ...json.options, clock })
+    injector._goal = json.goal
+    injector._pitfalls = [...json.pitfalls]
+    injector._tried = [...json.tried_approaches]
+    injector._total = json.total_reminders
+    injector.history = json.history.slice(-REMINDER_HISTORY_LIMIT).map((r) => ({ ...r }))
+    return injector
+  }
+}
+
+/** The newest `max` items, oldest first. */
+function newest(list: readonly string[], max: number): string[] {
+  return max <= 0 ? [] : list.slice(-max)
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}
