@@ -1,2 +1,3 @@
 // One file per resource; drizzle-kit reads this index to generate migrations.
 export * from './agents.js'
+export * from './reminders.js'

@@ -1,0 +1,96 @@
+/**
+ * Full-text search over an agent's reminders and the context-trigger match, both on the FTS5
+ * index `reminders_fts` (porter stemming, case- and diacritic-insensitive).
+ *
+ * User text never reaches FTS5 syntax: it is cut into word tokens and each is quoted, so input
+ * such as `"`, `NEAR(`, `*` or `-` cannot raise a query error; text with no words matches nothing.
+ */
+import type Database from 'better-sqlite3'
+import { unprocessable } from '../errors.js'
+import { toReminder, wordTokens, type Reminder, type ReminderRow } from './reminder-model.js'
+
+const MAX_QUERY_TERMS = 32
+const MAX_MESSAGE_TERMS = 64
+export const MAX_SEARCH_LIMIT = 100
+
+/** Quoted, de-duplicated word tokens joined by `op`; null when the text has no words. */
+export function ftsQuery(text: string, op: 'OR' | 'AND', maxTerms = MAX_QUERY_TERMS): string | null {
+  const terms = [...new Set(wordTokens(text))].slice(0, maxTerms)
+  return terms.length === 0 ? null : terms.map((t) => `"${t}"`).join(` ${op} `)
+}
+
+/**
+ * BM25 (negated FTS5 rank, > 0, larger is better) mapped to (0, 1) by r / (1 + r): monotone, so
+ * a better match always scores higher, and never flattened to 1.0 as in the original.
+ */
+export function bm25Score(rank: number): number {
+  const r = Math.max(0, -rank)
+  return r / (1 + r)
+}
+
+type RankedRow = ReminderRow & { bm25_rank: number }
+
+export class ReminderSearch {
+  private readonly searchStmt: Database.Statement<[string, string, number], RankedRow>
+  private readonly contextStmt: Database.Statement<[string, string, number], ReminderRow>
+  private readonly clearMessage: Database.Statement
+  private readonly putMessage: Database.Statement<[string]>
+  private readonly messageHas: Database.Statement<[string], { one: number }>
+
+  constructor(sqlite: Database.Database) {
+    // Column weights: a hit in the title counts most, then tags and pattern, then the body.
+    this.searchStmt = sqlite.prepare(`SELECT r.*, bm25(reminders_fts, 10.0, 1.0, 4.0, 4.0) AS bm25_rank
+      FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
+      WHERE reminders_fts MATCH ? AND r.agent_id = ?
+      ORDER BY bm25_rank, r.id LIMIT ?`)
+    this.contextStmt = sqlite.prepare(`SELECT r.* FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
+      WHERE reminders_fts MATCH ? AND r.agent_id = ? AND r.trigger_type = 'context'
+        AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= ?))`)
+    // The user message goes into a one-row temp FTS table with the same tokenizer, so "is every
+    // pattern term in the message" is answered by FTS5 itself, stemming included.
+    sqlite.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.turn_message
+      USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')`)
+    this.clearMessage = sqlite.prepare('DELETE FROM temp.turn_message')
+    this.putMessage = sqlite.prepare('INSERT INTO temp.turn_message (text) VALUES (?)')
+    this.messageHas = sqlite.prepare('SELECT 1 AS one FROM temp.turn_message WHERE turn_message MATCH ?')
+  }
+
+  /** Best first; scores strictly decrease with BM25 relevance (ties share a score, ordered by id). */
+  search(agentId: string, q: string, limit = 20): { items: { reminder: Reminder; score: number }[] } {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+      throw unprocessable(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}.`, [{ path: 'limit', message: 'out of range' }])
+    }
+    // OR: a reminder that shares more (and rarer) words with the query ranks higher.
+    const match = ftsQuery(q, 'OR')
+    if (match === null) return { items: [] }
+    const rows = this.searchStmt.all(match, agentId, limit)
+    return { items: rows.map(({ bm25_rank, ...row }) => ({ reminder: toReminder(row), score: bm25Score(bm25_rank) })) }
+  }
+
+  /**
+   * Context reminders the message triggers. Rule: a live context reminder (pending, or snoozed
+   * with the snooze over) matches when **every** word of its pattern occurs in the message, or
+   * every word of any one of its context tags does (stemmed: "deploying" matches "deploy").
+   * Candidates come from the index (a pattern or tag sharing any word with the message); the
+   * all-words check then runs against the message alone.
+   */
+  contextMatches(agentId: string, message: string, nowMs: number): ReminderRow[] {
+    const any = ftsQuery(message, 'OR', MAX_MESSAGE_TERMS)
+    if (any === null) return []
+    const candidates = this.contextStmt.all(`{trigger_pattern context_tags} : (${any})`, agentId, nowMs)
+    if (candidates.length === 0) return []
+    this.clearMessage.run()
+    this.putMessage.run(message)
+    try {
+      return candidates.filter((row) => {
+        const phrases = [row.trigger_pattern ?? '', ...(JSON.parse(row.context_tags) as string[])]
+        return phrases.some((p) => {
+          const all = ftsQuery(p, 'AND')
+          return all !== null && this.messageHas.get(all) !== undefined
+        })
+      })
+    } finally {
+      this.clearMessage.run()
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Prepared statements over `reminders`. Every statement is scoped by agent_id except the
+ * scheduler's cross-agent scan, so another agent's id simply finds nothing.
+ */
+import type Database from 'better-sqlite3'
+import type { ReminderPriority, ReminderRow, ReminderStatus, TriggerType } from './reminder-model.js'
+
+export interface ListFilter {
+  status?: ReminderStatus
+  priority?: ReminderPriority
+  trigger_type?: TriggerType
+  tag?: string
+  /** 1–200, default 50. */
+  limit?: number
+  /** The last id of the previous page. */
+  cursor?: string
+}
+
+type Writable = Omit<ReminderRow, 'doc_id'>
+
+const COLUMNS = [
+  'id', 'agent_id', 'session_id', 'title', 'body', 'trigger_type', 'trigger_at', 'trigger_cron',
+  'trigger_timezone', 'trigger_pattern', 'status', 'priority', 'context_tags', 'quiet_hours_exempt',
+  'missed_policy', 'created_at', 'updated_at', 'triggered_at', 'completed_at', 'snooze_until',
+  'last_fired_at', 'next_fire_at',
+] as const satisfies readonly (keyof Writable)[]
+
+const MUTABLE = COLUMNS.filter((c) => c !== 'id' && c !== 'agent_id' && c !== 'created_at')
+
+export class ReminderStore {
+  private readonly insertStmt: Database.Statement
+  private readonly getStmt: Database.Statement<[string, string], ReminderRow>
+  private readonly updateStmt: Database.Statement
+  private readonly deleteStmt: Database.Statement<[string, string]>
+  private readonly countLiveStmt: Database.Statement<[string], { n: number }>
+  private readonly dueStmt: Database.Statement<[string, number, number], ReminderRow>
+  private readonly listCache = new Map<string, Database.Statement>()
+
+  readonly sqlite: Database.Database
+
+  constructor(sqlite: Database.Database) {
+    this.sqlite = sqlite
+    // doc_id: next integer key for the FTS index; max() is one step down a unique index.
+    this.insertStmt = sqlite.prepare(
+      `INSERT INTO reminders (doc_id, ${COLUMNS.join(', ')})
+       VALUES ((SELECT ifnull(max(doc_id), 0) + 1 FROM reminders), ${COLUMNS.map((c) => `@${c}`).join(', ')})`,
+    )
+    this.getStmt = sqlite.prepare('SELECT * FROM reminders WHERE agent_id = ? AND id = ?')
+    this.updateStmt = sqlite.prepare(
+      `UPDATE reminders SET ${MUTABLE.map((c) => `${c} = @${c}`).join(', ')} WHERE agent_id = @agent_id AND id = @id`,
+    )
+    this.deleteStmt = sqlite.prepare('DELETE FROM reminders WHERE agent_id = ? AND id = ?')
+    this.countLiveStmt = sqlite.prepare(
+      "SELECT count(*) AS n FROM reminders WHERE agent_id = ? AND status IN ('pending', 'triggered', 'snoozed')",
+    )
+    this.dueStmt = sqlite.prepare(
+      `SELECT * FROM reminders WHERE agent_id = ? AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+       ORDER BY next_fire_at, id LIMIT ?`,
+    )
+  }
+
+  insert(row: Writable): void {
+    this.insertStmt.run(row)
+  }
+
+  get(agentId: string, id: string): ReminderRow | undefined {
+    return this.getStmt.get(agentId, id)
+  }
+
+  update(row: Writable): void {
+    this.updateStmt.run(row)
+  }
+
+  delete(agentId: string, id: string): boolean {
+    return this.deleteStmt.run(agentId, id).changes > 0
+  }
+
+  countLive(agentId: string): number {
+    return this.countLiveStmt.get(agentId)?.n ?? 0
+  }
+
+  /** Live reminders whose next fire time is at or before `asOfMs`, soonest first. */
+  due(agentId: string, asOfMs: number, limit = 200): ReminderRow[] {
+    return this.dueStmt.all(agentId, asOfMs, limit)
+  }
+
+  /** One page in id (= creation) order; fetches one extra row to know whether more follow. */
+  list(agentId: string, filter: ListFilter): { rows: ReminderRow[]; next_cursor: string | null } {
+    const where = ['agent_id = @agent_id']
+    if (filter.status) where.push('status = @status')
+    if (filter.priority) where.push('priority = @priority')
+    if (filter.trigger_type) where.push('trigger_type = @trigger_type')
+    if (filter.tag !== undefined) where.push('EXISTS (SELECT 1 FROM json_each(context_tags) WHERE value = @tag)')
+    if (filter.cursor !== undefined) where.push('id > @cursor')
+    const sql = `SELECT * FROM reminders WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`
+    let stmt = this.listCache.get(sql)
+    if (!stmt) {
+      stmt = this.sqlite.prepare(sql)
+      this.listCache.set(sql, stmt)
+    }
+    const limit = filter.limit ?? 50
+    const params: Record<string, unknown> = { agent_id: agentId, limit: limit + 1 }
+    for (const k of ['status', 'priority', 'trigger_type', 'tag', 'cursor'] as const) {
+      if (filter[k] !== undefined) params[k] = filter[k]
+    }
+    const rows = stmt.all(params) as ReminderRow[]
+    const more = rows.length > limit
+    if (more) rows.length = limit
+    return { rows, next_cursor: more ? (rows[rows.length - 1]?.id ?? null) : null }
+  }
+}

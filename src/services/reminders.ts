@@ -1,0 +1,232 @@
+/**
+ * Reminders of one agent: create / read / list / patch / delete, the lifecycle (complete,
+ * dismiss, snooze, trigger now), due queries and occurrence previews. Every write is one
+ * transaction; every query is scoped by agent_id (another agent's id is a 404).
+ */
+import type Database from 'better-sqlite3'
+import { isoAt, type Clock } from '../engine/clock.js'
+import { notFound, tooMany, unprocessable } from '../errors.js'
+import { newId } from '../ids.js'
+import { occurrences, parseIsoInstant, type ReminderTrigger } from '../scheduler/occurrences.js'
+import {
+  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, rowTrigger, toReminder, triggerColumns,
+  type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
+} from './reminder-model.js'
+import { assertLive, clampSnoozeMinutes, computeNextFire, firedColumns } from './reminder-schedule.js'
+import { ReminderStore, type ListFilter } from './reminder-store.js'
+import type { SettingsService } from './settings.js'
+
+export interface CreateReminderInput {
+  title: string
+  body?: string
+  trigger: ReminderTrigger
+  priority?: ReminderPriority
+  context_tags?: string[]
+  quiet_hours_exempt?: boolean
+  session_id?: string | null
+  missed_policy?: MissedPolicy
+}
+export type PatchReminderInput = Partial<CreateReminderInput>
+
+/** Called inside the firing transaction (e.g. to write a webhook outbox message atomically). */
+export type FireListener = (event: { agent_id: string; reminder: Reminder; scheduled_for: number; late: boolean }) => void
+
+export const MAX_OCCURRENCES = 50
+
+function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], path: string): T | undefined {
+  if (value !== undefined && !allowed.includes(value)) {
+    throw unprocessable(`${path} must be one of ${allowed.join(', ')}.`, [{ path, message: 'not allowed' }])
+  }
+  return value
+}
+
+export class RemindersService {
+  readonly store: ReminderStore
+  private readonly fireListeners: FireListener[] = []
+
+  readonly sqlite: Database.Database
+  readonly settings: SettingsService
+  readonly clock: Clock
+
+  constructor(sqlite: Database.Database, settings: SettingsService, clock: Clock) {
+    this.sqlite = sqlite
+    this.settings = settings
+    this.clock = clock
+    this.store = new ReminderStore(sqlite)
+  }
+
+  onFire(listener: FireListener): void {
+    this.fireListeners.push(listener)
+  }
+
+  private load(agentId: string, id: string): ReminderRow {
+    const row = this.store.get(agentId, id)
+    if (!row) throw notFound('reminder', id)
+    return row
+  }
+
+  create(agentId: string, input: CreateReminderInput): Reminder {
+    const now = this.clock()
+    const trigger = triggerColumns(input.trigger)
+    const row: Omit<ReminderRow, 'doc_id'> = {
+      id: newId('rem', now),
+      agent_id: agentId,
+      session_id: input.session_id ?? null,
+      title: cleanTitle(input.title),
+      body: cleanBody(input.body ?? ''),
+      ...trigger,
+      status: 'pending',
+      priority: oneOf(input.priority, PRIORITIES, 'priority') ?? 'normal',
+      context_tags: JSON.stringify(cleanTags(input.context_tags ?? [])),
+      quiet_hours_exempt: input.quiet_hours_exempt ? 1 : 0,
+      missed_policy: oneOf(input.missed_policy, MISSED_POLICIES, 'missed_policy') ?? 'once',
+      created_at: now,
+      updated_at: now,
+      triggered_at: null,
+      completed_at: null,
+      snooze_until: null,
+      last_fired_at: null,
+      next_fire_at: null,
+    }
+    return this.sqlite.transaction(() => {
+      const settings = this.settings.get(agentId)
+      if (this.store.countLive(agentId) >= settings.max_reminders) {
+        throw tooMany(`This agent already has ${settings.max_reminders} live reminders (max_reminders); complete, dismiss or delete some first.`, 60)
+      }
+      row.next_fire_at = computeNextFire(row, now, settings.timezone)
+      this.store.insert(row)
+      return toReminder(this.load(agentId, row.id))
+    })()
+  }
+
+  get(agentId: string, id: string): Reminder {
+    return toReminder(this.load(agentId, id))
+  }
+
+  list(agentId: string, filter: ListFilter = {}): { items: Reminder[]; next_cursor: string | null } {
+    const page = this.store.list(agentId, filter)
+    return { items: page.rows.map(toReminder), next_cursor: page.next_cursor }
+  }
+
+  /** Changes the fields given; a new trigger re-arms a pending or fired reminder and re-plans it. */
+  patch(agentId: string, id: string, input: PatchReminderInput): Reminder {
+    const now = this.clock()
+    return this.sqlite.transaction(() => {
+      const row = { ...this.load(agentId, id) }
+      if (input.title !== undefined) row.title = cleanTitle(input.title)
+      if (input.body !== undefined) row.body = cleanBody(input.body)
+      if (input.priority !== undefined) row.priority = oneOf(input.priority, PRIORITIES, 'priority') ?? row.priority
+      if (input.context_tags !== undefined) row.context_tags = JSON.stringify(cleanTags(input.context_tags))
+      if (input.quiet_hours_exempt !== undefined) row.quiet_hours_exempt = input.quiet_hours_exempt ? 1 : 0
+      if (input.session_id !== undefined) row.session_id = input.session_id
+      if (input.missed_policy !== undefined) {
+        row.missed_policy = oneOf(input.missed_policy, MISSED_POLICIES, 'missed_policy') ?? row.missed_policy
+      }
+      if (input.trigger !== undefined) {
+        Object.assign(row, triggerColumns(input.trigger))
+        if (row.status === 'triggered') row.status = 'pending'
+      }
+      row.updated_at = now
+      row.next_fire_at = computeNextFire(row, now, this.settings.get(agentId).timezone)
+      this.store.update(row)
+      return toReminder(this.load(agentId, id))
+    })()
+  }
+
+  delete(agentId: string, id: string): void {
+    if (!this.store.delete(agentId, id)) throw notFound('reminder', id)
+  }
+
+  complete(agentId: string, id: string): Reminder {
+    return this.transition(agentId, id, 'complete', (row, now) => {
+      row.status = 'completed'
+      row.completed_at = now
+    })
+  }
+
+  dismiss(agentId: string, id: string): Reminder {
+    return this.transition(agentId, id, 'dismiss', (row) => {
+      row.status = 'dismissed'
+    })
+  }
+
+  /** Snoozes for `minutes` or until `until`, clamped to the priority's bounds. */
+  snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Reminder & { clamped?: true } {
+    const now = this.clock()
+    let minutes: number
+    if (input.minutes !== undefined) {
+      if (!Number.isFinite(input.minutes)) throw unprocessable('minutes must be a number.', [{ path: 'minutes', message: 'not a number' }])
+      minutes = input.minutes
+    } else if (input.until !== undefined) {
+      minutes = (parseIsoInstant(input.until, 'until') - now) / 60_000
+    } else {
+      throw unprocessable('Give either minutes or until.', [{ path: 'minutes', message: 'required' }])
+    }
+    let clamped = false
+    const out = this.transition(agentId, id, 'snooze', (row) => {
+      const c = clampSnoozeMinutes(minutes, row.priority)
+      clamped = c.clamped
+      row.status = 'snoozed'
+      row.snooze_until = c.clamped || input.until === undefined ? Math.round(now + c.minutes * 60_000) : parseIsoInstant(input.until)
+    })
+    return clamped ? { ...out, clamped: true } : out
+  }
+
+  /** Fires the reminder now (as the scheduler would), telling fire listeners in the same transaction. */
+  trigger(agentId: string, id: string): Reminder {
+    return this.transition(agentId, id, 'trigger', () => undefined, true)
+  }
+
+  /**
+   * Marks already-loaded rows fired at `nowMs` (turn start, the scheduler); the caller holds
+   * the transaction. Returns the updated reminders.
+   */
+  markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
+    return rows.map((r) => {
+      const row = { ...r, ...firedColumns(r, nowMs, agentTz), updated_at: nowMs }
+      this.store.update(row)
+      const reminder = toReminder(row)
+      const scheduledFor = r.next_fire_at ?? nowMs
+      for (const l of this.fireListeners) {
+        l({ agent_id: r.agent_id, reminder, scheduled_for: scheduledFor, late: scheduledFor < nowMs })
+      }
+      return reminder
+    })
+  }
+
+  private transition(
+    agentId: string,
+    id: string,
+    action: string,
+    apply: (row: ReminderRow, now: number) => void,
+    fire = false,
+  ): Reminder {
+    const now = this.clock()
+    return this.sqlite.transaction(() => {
+      const row = { ...this.load(agentId, id) }
+      assertLive(row, action)
+      const tz = this.settings.get(agentId).timezone
+      if (fire) return this.markFired([row], now, tz)[0] as Reminder
+      apply(row, now)
+      row.updated_at = now
+      row.next_fire_at = computeNextFire(row, now, tz)
+      this.store.update(row)
+      return toReminder(row)
+    })()
+  }
+
+  /** Live reminders due at `asOfMs` (next fire time reached), soonest first. */
+  due(agentId: string, asOfMs: number = this.clock(), limit = 200): Reminder[] {
+    return this.store.due(agentId, asOfMs, limit).map(toReminder)
+  }
+
+  /** The next `count` fire times at or after `from` (default now), ISO UTC. */
+  occurrences(agentId: string, id: string, count = 5, from?: string): string[] {
+    if (!Number.isInteger(count) || count < 1 || count > MAX_OCCURRENCES) {
+      throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: 'count', message: 'out of range' }])
+    }
+    const row = this.load(agentId, id)
+    const fromMs = from === undefined ? this.clock() : parseIsoInstant(from, 'from')
+    return occurrences(rowTrigger(row), fromMs, count, this.settings.get(agentId).timezone).map(isoAt)
+  }
+}
