@@ -4,10 +4,11 @@
  * agent's usual case, where goal, pitfalls and most todos repeat from the previous call.
  */
 import { GoalReminderInjector, InjectionBudgetManager, RecitationManager } from '../src/engine/index.js'
+import { loadavg } from 'node:os'
 import { countTokens } from '../src/engine/text.js'
 import type { RecitationState, TodoItem } from '../src/engine/recitation.js'
 
-function medianMicros(fn: (i: number) => void, runs = 15, perRun = 2000): number {
+function medianMicros(fn: (i: number) => void, runs = 21, perRun = 5000): number {
   for (let i = 0; i < perRun; i++) fn(i) // warm-up
   const samples: number[] = []
   let k = 0
@@ -53,7 +54,7 @@ const sample = recitation.buildRecitation(state(1))!
 row('buildRecitation 20 todos, warm', medianMicros((i) => recitation.buildRecitation(state(i))))
 row('buildRecitation 20 todos, cold (a todo changes each call)', medianMicros((i) => {
   const s = state(i)
-  s.todos = todos.map((t, j) => (j === 0 ? { ...t, content: `Implement feature ${i}` } : t))
+  s.todos = todos.map((t, j) => (j === 8 ? { ...t, content: `Implement feature ${i}` } : t))
   recitation.buildRecitation(s)
 }, 9, 500))
 row(`countTokens of that recitation (${countTokens(sample)} tokens), repeated string`, medianMicros(() => countTokens(sample), 9, 500))
@@ -64,7 +65,9 @@ const parts = [
   { name: 'recitation', content: sample },
   { name: 'reminder', priority: 2, content: 'Standup at 10:00: post the status in #team' },
 ]
+row('countTokens of a 5-token string, new each call', medianMicros((i) => countTokens(`Add endpoint ${i}`), 9, 500))
 row('allocate 3 parts', medianMicros(() => budget.allocate(parts), 9, 500))
 
 const width = Math.max(...rows.map(([n]) => n.length))
+console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on a shared machine: compare rows within one run`)
 for (const [name, us] of rows) console.log(`${name.padEnd(width)}  ${us.toFixed(2).padStart(8)} µs`)

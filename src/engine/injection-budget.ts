@@ -5,7 +5,7 @@
  * estimated chars/4 and did not cut content to its cap, the budget holds on real token counts.
  */
 import { countTokens } from './text.js'
-import { clipToTokens } from './token-fit.js'
+import { cachedTokenCount, clipToTokens } from './token-fit.js'
 
 /** Priorities of the original's known slots; lower is more important. */
 export const DEFAULT_INJECTION_PRIORITIES: Readonly<Record<string, number>> = {
@@ -96,7 +96,7 @@ export class InjectionBudgetManager {
     let truncatedCount = 0
     for (const p of ranked) {
       let content = p.content
-      let tokens = countTokens(content)
+      let tokens = cachedTokenCount(content)
       proposed += tokens
       let truncated = false
       if (p.max_tokens !== undefined && tokens > p.max_tokens) {

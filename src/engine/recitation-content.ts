@@ -3,7 +3,7 @@
  * budget measured with the real tokenizer.
  */
 import { countTokens } from './text.js'
-import { cachedTokenCount, clipToTokens, oneLine } from './token-fit.js'
+import { clipToTokens, countTokensByLines, oneLine } from './token-fit.js'
 
 export type RecitationSource = 'goal' | 'plan' | 'todo' | 'memory' | 'custom'
 export type TaskStatus = 'pending' | 'in_progress' | 'completed'
@@ -108,21 +108,6 @@ function collectParts(state: RecitationState, sources: readonly RecitationSource
   return { parts, from }
 }
 
-/**
- * Token count of `parts.join('\n\n')` from memoized per-part counts. "\n\n" ends an o200k
- * pre-token unless the next part starts with whitespace or "/" (which the newline run can
- * absorb), so the sum equals the whole count; in that case the whole is counted instead.
- */
-function joinedTokenCount(parts: readonly string[], content: string): number {
-  let total = 0
-  for (let i = 0; i < parts.length; i++) {
-    const next = parts[i + 1]
-    if (next !== undefined && /^[\s/]/.test(next)) return countTokens(content)
-    total += cachedTokenCount(next === undefined ? parts[i]! : parts[i]! + PART_SEPARATOR)
-  }
-  return total
-}
-
 export function buildRecitationContent(
   state: RecitationState,
   config: { sources: readonly RecitationSource[]; max_tokens: number },
@@ -131,7 +116,7 @@ export function buildRecitationContent(
   const { parts, from } = collectParts(state, config.sources, custom)
   if (parts.length === 0) return null
   const content = parts.join(PART_SEPARATOR)
-  const tokens = joinedTokenCount(parts, content)
+  const tokens = countTokensByLines(content)
   if (tokens <= config.max_tokens) return { content, tokens, sources: from }
   const cut = clipToTokens(content, config.max_tokens, RECITATION_TRUNCATION_MARKER)
   return cut === '' ? null : { content: cut, tokens: countTokens(cut), sources: from }

@@ -9,6 +9,7 @@ import {
   type RecitationState,
 } from '../../src/engine/recitation.js'
 import { countTokens } from '../../src/engine/text.js'
+import { countTokensByLines } from '../../src/engine/token-fit.js'
 
 const fixed = () => Date.UTC(2026, 0, 2, 3, 4, 5)
 const all = ['goal', 'plan', 'todo', 'memory', 'custom'] as const
@@ -287,6 +288,23 @@ describe('injectIfNeeded (notes §1.4)', () => {
         },
       ),
       { numRuns: 200 },
+    )
+  })
+})
+
+describe('countTokensByLines', () => {
+  it('property: equals the whole-text count on newline-rich text', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('\n', '\n\n', ' \n', '\r\n', '/', '**', ' ', '.', ')', '-', '\t', '<|endoftext|>', 'é', '1'),
+      fc.string({ unit: 'grapheme', maxLength: 8 }),
+      fc.constantFrom('Goal', 'todo', 'Next', 'src/a.ts', '(+2 more)'),
+    )
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join('')
+        expect(countTokensByLines(text)).toBe(countTokens(text))
+      }),
+      { numRuns: 2000 },
     )
   })
 })
