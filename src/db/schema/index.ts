@@ -1,3 +1,4 @@
 // One file per resource; drizzle-kit reads this index to generate migrations.
 export * from './agents.js'
 export * from './reminders.js'
+export * from './webhooks.js'

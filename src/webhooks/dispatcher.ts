@@ -1,0 +1,171 @@
+import { performance } from 'node:perf_hooks'
+import { Agent, request } from 'undici'
+import type { DbHandle } from '../db/client.js'
+import type { Clock } from '../engine/clock.js'
+import { newId } from '../ids.js'
+import { DeliveryStore, type ClaimedDelivery } from './delivery-store.js'
+import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
+import { activeSecrets, signatureHeader } from './sign.js'
+import { guardedLookup, literalHostForbidden } from './url-guard.js'
+
+export interface DispatcherOptions {
+  handle: DbHandle
+  settings: DeliverySettings
+  clock: Clock
+  /** Deliveries in flight at once. */
+  concurrency?: number
+  /** How long a claim hides a delivery from other claims; a crash only delays it this long. */
+  leaseMs?: number
+  random?: () => number
+  onError?: (err: unknown) => void
+}
+
+/**
+ * Moves due deliveries from the outbox to their endpoints. `pump()` claims what is due (up to the
+ * free concurrency) and starts it; each completion pumps again, so a backlog drains without
+ * waiting for the next tick. Every attempt is recorded before the delivery is released.
+ */
+export class Dispatcher {
+  readonly store: DeliveryStore
+  private readonly settings: DeliverySettings
+  private readonly clock: Clock
+  private readonly concurrency: number
+  private readonly agent: Agent
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly abort = new AbortController()
+  private readonly onError: (err: unknown) => void
+  private stopping = false
+
+  constructor(opts: DispatcherOptions) {
+    this.settings = opts.settings
+    this.clock = opts.clock
+    this.concurrency = opts.concurrency ?? 32
+    this.onError = opts.onError ?? (() => {})
+    this.store = new DeliveryStore(opts.handle, opts.settings, opts.leaseMs ?? opts.settings.timeoutMs + 30_000, opts.random)
+    // The guarded lookup runs on every connection, so the address checked is the address used.
+    this.agent = new Agent({
+      connect: opts.settings.allowPrivateUrls ? {} : { lookup: guardedLookup as never },
+      keepAliveTimeout: 10_000,
+    })
+  }
+
+  /** Releases claims left by a process that died mid-delivery (call once at start). */
+  recover(): number {
+    return this.store.releaseStaleClaims(this.clock())
+  }
+
+  /** Claims due deliveries up to the free concurrency and starts them; returns how many. */
+  pump(): number {
+    if (this.stopping) return 0
+    const free = this.concurrency - this.inFlight.size
+    if (free <= 0) return 0
+    const claimed = this.store.claim(this.clock(), free)
+    for (const d of claimed) {
+      const p: Promise<void> = this.deliver(d)
+        .catch(this.onError)
+        .finally(() => {
+          this.inFlight.delete(p)
+          if (!this.stopping) {
+            try {
+              this.pump()
+            } catch (err) {
+              this.onError(err)
+            }
+          }
+        })
+      this.inFlight.add(p)
+    }
+    return claimed.length
+  }
+
+  get busy(): number {
+    return this.inFlight.size
+  }
+
+  /** Resolves when nothing is in flight (completions may start more; this waits for those too). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+  }
+
+  /** Delivers everything due now, including what becomes due while it runs (tests, catch-up). */
+  async runDue(): Promise<void> {
+    this.pump()
+    await this.drain()
+  }
+
+  /**
+   * Stops claiming, lets in-flight deliveries finish for up to `graceMs`, then aborts the rest.
+   * Aborted deliveries are not recorded: they stay claimed and are retried after a restart.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopping = true
+    let timer: NodeJS.Timeout | undefined
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs)
+      timer.unref()
+    })
+    await Promise.race([this.drain(), grace])
+    clearTimeout(timer)
+    this.abort.abort()
+    await this.drain()
+    await this.agent.close().catch(() => this.agent.destroy())
+  }
+
+  private async deliver(d: ClaimedDelivery): Promise<void> {
+    const attemptAt = this.clock()
+    const timestampSec = Math.floor(attemptAt / 1000)
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'goalkeeper-webhooks/1',
+      'webhook-id': d.messageId,
+      'webhook-timestamp': String(timestampSec),
+      'webhook-signature': signatureHeader(activeSecrets(d, attemptAt), d.messageId, timestampSec, d.payload),
+    }
+    const started = performance.now()
+    let outcome: AttemptOutcome
+    let statusCode: number | null = null
+    let error: string | null = null
+    try {
+      const url = new URL(d.url)
+      if (!this.settings.allowPrivateUrls && literalHostForbidden(url)) throw new Error(`refused non-public address ${url.hostname}`)
+      const res = await request(url, {
+        method: 'POST',
+        headers,
+        body: d.payload,
+        dispatcher: this.agent,
+        headersTimeout: this.settings.timeoutMs,
+        bodyTimeout: this.settings.timeoutMs,
+        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.settings.timeoutMs)]),
+      })
+      // Always consume the body, or the keep-alive socket is never released.
+      await res.body.dump().catch(() => {})
+      statusCode = res.statusCode
+      const retryAfter = res.headers['retry-after']
+      outcome = classifyStatus(statusCode, Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null), this.clock())
+      if (outcome.kind !== 'success') error = statusCode >= 300 && statusCode < 400 ? 'redirect not followed' : `HTTP ${statusCode}`
+    } catch (err) {
+      if (this.abort.signal.aborted) return // shutting down: leave the claim for the next process
+      outcome = { kind: 'retry', retryAfterMs: null }
+      error = describeError(err, this.settings.timeoutMs)
+    }
+    this.store.record(d, {
+      id: newId('evt', attemptAt),
+      outcome,
+      statusCode,
+      error,
+      durationMs: Math.round(performance.now() - started),
+      createdAt: attemptAt,
+      nowMs: this.clock(),
+    })
+  }
+}
+
+function describeError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } }
+  if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `timeout after ${timeoutMs} ms`
+  }
+  const code = e?.code ?? e?.cause?.code
+  const msg = e?.message ?? String(err)
+  return (code ? `${code}: ${msg}` : msg).slice(0, 500)
+}

@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { AppError } from '../../src/errors.js'
+import { setup } from './fixtures.js'
+
+let env: ReturnType<typeof setup>
+beforeEach(() => {
+  env = setup()
+})
+afterEach(async () => env.close())
+
+function statusOf(fn: () => unknown): Promise<number> {
+  return Promise.resolve()
+    .then(fn)
+    .then(
+      () => 200,
+      (e: AppError) => e.status,
+    )
+}
+
+describe('webhooks service', () => {
+  it('creates with a whsec_ secret of at least 24 bytes that is never shown again', async () => {
+    const w = await env.service.create('agt_a', { url: 'http://127.0.0.1:9/h', event_types: ['reminder.triggered'] })
+    expect(w.id).toMatch(/^whk_/)
+    expect(Buffer.from(w.secret.slice(6), 'base64').length).toBeGreaterThanOrEqual(24)
+    expect(w).toMatchObject({ status: 'active', event_types: ['reminder.triggered'], disabled_reason: null })
+    expect(env.service.get('agt_a', w.id)).not.toHaveProperty('secret')
+    expect(env.service.list('agt_a', { limit: 50 }).items[0]).not.toHaveProperty('secret')
+  })
+
+  it('pages the list with a cursor', async () => {
+    for (let i = 0; i < 5; i++) {
+      await env.service.create('agt_a', { url: `http://127.0.0.1:9/${i}` })
+      env.advance(1)
+    }
+    const p1 = env.service.list('agt_a', { limit: 2 })
+    const p2 = env.service.list('agt_a', { limit: 2, cursor: p1.next_cursor! })
+    const p3 = env.service.list('agt_a', { limit: 2, cursor: p2.next_cursor! })
+    expect([...p1.items, ...p2.items, ...p3.items].map((w) => w.url)).toEqual([0, 1, 2, 3, 4].map((i) => `http://127.0.0.1:9/${i}`))
+    expect(p3.next_cursor).toBeNull()
+  })
+
+  it("answers 404 for another agent's webhook on every operation", async () => {
+    const w = await env.service.create('agt_a', { url: 'http://127.0.0.1:9/h' })
+    const { message_id } = env.service.sendTest('agt_a', w.id)
+    const calls: (() => unknown)[] = [
+      () => env.service.get('agt_b', w.id),
+      () => env.service.update('agt_b', w.id, { description: 'x' }),
+      () => env.service.remove('agt_b', w.id),
+      () => env.service.rotateSecret('agt_b', w.id),
+      () => env.service.sendTest('agt_b', w.id),
+      () => env.service.attempts('agt_b', w.id, { limit: 10 }),
+      () => env.service.retry('agt_b', w.id, message_id),
+    ]
+    for (const c of calls) expect(await statusOf(c)).toBe(404)
+    expect(env.service.list('agt_b', { limit: 50 }).items).toEqual([])
+    expect(env.service.get('agt_a', w.id).description).toBeNull()
+    expect(await statusOf(() => env.service.retry('agt_a', w.id, 'msg_unknown'))).toBe(404)
+  })
+
+  it('patches fields, refuses a private URL when not allowed, deletes', async () => {
+    const w = await env.service.create('agt_a', { url: 'http://127.0.0.1:9/h' })
+    const p = await env.service.update('agt_a', w.id, { description: 'ops', event_types: ['session.stalled'] })
+    expect(p).toMatchObject({ description: 'ops', event_types: ['session.stalled'] })
+    const strict = setup({ allowPrivateUrls: false })
+    const s = await strict.service.create('agt_a', { url: 'https://8.8.8.8/h' })
+    expect(await statusOf(() => strict.service.update('agt_a', s.id, { url: 'http://localhost/h' }))).toBe(422)
+    await strict.close()
+    env.service.remove('agt_a', w.id)
+    expect(await statusOf(() => env.service.get('agt_a', w.id))).toBe(404)
+  })
+
+  it('cascades an agent delete to its webhooks, messages and deliveries', async () => {
+    const w = await env.service.create('agt_a', { url: 'http://127.0.0.1:9/h' })
+    env.service.sendTest('agt_a', w.id)
+    env.handle.sqlite.prepare("DELETE FROM agents WHERE id = 'agt_a'").run()
+    for (const t of ['webhooks', 'webhook_messages', 'webhook_deliveries']) {
+      expect(env.handle.sqlite.prepare(`SELECT count(*) AS n FROM ${t}`).get()).toEqual({ n: 0 })
+    }
+  })
+})
