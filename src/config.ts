@@ -1,0 +1,101 @@
+import { envSchema } from 'env-schema'
+import { Type, type Static } from 'typebox'
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+/**
+ * The environment contract (API.md "Operations"). This is the only module that reads
+ * `process.env`, and only through `loadConfig(process.env)` in server.ts; tests pass their own object.
+ */
+export const EnvSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
+  GOALKEEPER_DB: Type.String({ default: './data/goalkeeper.db', minLength: 1 }),
+  GOALKEEPER_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  LOG_LEVEL: Type.Unsafe<LogLevel>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
+  GOALKEEPER_WEBHOOK_RETRY_SCHEDULE: Type.String({
+    default: '5,300,1800,7200,18000,36000,36000',
+    pattern: '^\\s*\\d+\\s*(,\\s*\\d+\\s*)*$',
+  }),
+  GOALKEEPER_WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 15000, minimum: 1 }),
+  GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: Type.Boolean({ default: false }),
+  GOALKEEPER_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 6000, minimum: 0 }),
+  GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ default: 120, exclusiveMinimum: 0 }),
+  GOALKEEPER_LLM_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  GOALKEEPER_LLM_API_KEY: Type.Optional(Type.String()),
+  GOALKEEPER_LLM_MODEL: Type.Optional(Type.String({ minLength: 1 })),
+  GOALKEEPER_LLM_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 1 }),
+})
+
+type Env = Static<typeof EnvSchema>
+
+export interface LlmConfig {
+  url: string
+  apiKey: string | undefined
+  model: string
+  timeoutMs: number
+}
+
+export interface Config {
+  host: string
+  port: number
+  dbPath: string
+  adminToken: string | undefined
+  logLevel: LogLevel
+  webhook: {
+    retrySchedule: number[]
+    timeoutMs: number
+    allowPrivateUrls: boolean
+    disableAfterHours: number
+  }
+  rateLimitPerMinute: number
+  /** Present only when GOALKEEPER_LLM_URL is set: step verification stays heuristic otherwise. */
+  llm: LlmConfig | undefined
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/**
+ * Validates and types an environment object. Empty strings count as unset (a blank `FOO=` in a
+ * compose file means "no value"). Throws a ConfigError naming the bad variable.
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const data: Record<string, string> = {}
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value.trim() !== '') data[key] = value.trim()
+  }
+  let e: Env
+  try {
+    e = envSchema<Env>({ schema: structuredClone(EnvSchema), data, env: false, dotenv: false })
+  } catch (err) {
+    // ajv says e.g. "env/PORT must be <= 65535": rephrase so the variable name leads.
+    const msg = (err as Error).message.replace(/env\/(\w+)/g, '$1')
+    throw new ConfigError(`Invalid configuration: ${msg}`)
+  }
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dbPath: e.GOALKEEPER_DB,
+    adminToken: e.GOALKEEPER_ADMIN_TOKEN,
+    logLevel: e.LOG_LEVEL,
+    webhook: {
+      retrySchedule: e.GOALKEEPER_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
+      timeoutMs: e.GOALKEEPER_WEBHOOK_TIMEOUT_MS,
+      allowPrivateUrls: e.GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS,
+      disableAfterHours: e.GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS,
+    },
+    rateLimitPerMinute: e.GOALKEEPER_RATE_LIMIT_PER_MINUTE,
+    llm: e.GOALKEEPER_LLM_URL
+      ? {
+          url: e.GOALKEEPER_LLM_URL,
+          apiKey: e.GOALKEEPER_LLM_API_KEY,
+          model: e.GOALKEEPER_LLM_MODEL ?? 'gpt-4o-mini',
+          timeoutMs: e.GOALKEEPER_LLM_TIMEOUT_MS,
+        }
+      : undefined,
+  }
+}
