@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import type { DbHandle } from './client.js'
@@ -21,11 +23,12 @@ export function runMigrations(handle: DbHandle, folder: string = MIGRATIONS_FOLD
   }
 }
 
-/** True when every migration in the folder has been applied (for /readyz). */
-export function migrationsApplied(handle: DbHandle): boolean {
+/** True when every migration in the folder's journal has been applied (for /readyz). */
+export function migrationsApplied(handle: DbHandle, folder: string = MIGRATIONS_FOLDER): boolean {
   try {
+    const journal = JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }
     const row = handle.sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }
-    return row.n > 0
+    return row.n > 0 && row.n >= journal.entries.length
   } catch {
     return false
   }

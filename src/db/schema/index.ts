@@ -1,4 +1,5 @@
 // One file per resource; drizzle-kit reads this index to generate migrations.
 export * from './agents.js'
+export * from './idempotency.js'
 export * from './reminders.js'
 export * from './webhooks.js'

@@ -1,0 +1,116 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from '../config.js'
+import type { DbHandle } from '../db/client.js'
+import { wallClock, type Clock } from '../engine/clock.js'
+import { tooMany } from '../errors.js'
+import { createMetrics, type Metrics } from '../metrics.js'
+import { createServices, type Services } from '../services/index.js'
+import { installAuth } from './auth.js'
+import { installErrorHandlers } from './errors.js'
+import { installIdempotency } from './idempotency.js'
+import { agentRoutes } from './routes/agents.js'
+import { healthRoutes } from './routes/health.js'
+import { Problem } from './schemas/common.js'
+
+export interface AppDeps {
+  config: Config
+  handle: DbHandle
+  clock?: Clock
+  /** false (tests), true (pino at config.logLevel), or a ready logger instance. */
+  logger?: boolean | FastifyBaseLogger
+  metrics?: Metrics
+}
+
+export type App = FastifyInstance & { services: Services; metrics: Metrics }
+
+export const BODY_LIMIT = 1024 * 1024
+
+/**
+ * Builds the HTTP app: no listen, no environment reads. Services are constructed here from the
+ * deps and handed to route plugins through their options.
+ */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const clock = deps.clock ?? wallClock
+  const metrics = deps.metrics ?? createMetrics()
+  const services = createServices({ config: deps.config, handle: deps.handle, clock, metrics })
+  const logging =
+    typeof deps.logger === 'object'
+      ? { loggerInstance: deps.logger }
+      : { logger: deps.logger === false ? false : { level: deps.config.logLevel, redact: ['req.headers.authorization'] } }
+
+  const app = Fastify({
+    ...logging,
+    bodyLimit: BODY_LIMIT,
+    ajv: {
+      customOptions: {
+        // Unknown body fields are rejected (Body() sets additionalProperties: false), never silently dropped.
+        removeAdditional: false,
+        coerceTypes: 'array',
+        useDefaults: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  installErrorHandlers(app)
+  app.addSchema(Problem)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'goalkeeper',
+        version: '1.0.0',
+        description: 'Keeps long-running LLM agents on their goal. Errors are RFC 9457 application/problem+json.',
+      },
+      tags: [
+        { name: 'agents', description: 'Admin: agents and API keys' },
+        { name: 'operations', description: 'Health, readiness, metrics' },
+      ],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An agent API key (gk_…).' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'GOALKEEPER_ADMIN_TOKEN.' },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+    // Keep registered schema names (Problem, …) as component names instead of def-N.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched'
+    metrics.httpDuration.observe(
+      { method: request.method, route, status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    )
+  })
+
+  installAuth(app, { adminToken: deps.config.adminToken, agents: services.agents })
+  if (deps.config.rateLimitPerMinute > 0) {
+    await app.register(rateLimit, {
+      global: true,
+      // Route-level onRequest hooks run after the global auth hook, so agentId is known here.
+      hook: 'onRequest',
+      max: deps.config.rateLimitPerMinute,
+      timeWindow: 60_000,
+      allowList: (request) => !request.url.startsWith('/v1/'),
+      keyGenerator: (request) => request.agentId || (request.isAdmin ? 'admin' : `ip:${request.ip}`),
+      errorResponseBuilder: (_request, context) =>
+        tooMany(`Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),
+    })
+  }
+  installIdempotency(app, services.idempotency)
+
+  await app.register(healthRoutes, { handle: deps.handle, metrics })
+  await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })
+  // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }).
+
+  return Object.assign(app as unknown as FastifyInstance, { services, metrics })
+}

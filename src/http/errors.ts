@@ -1,0 +1,71 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, type FieldError } from '../errors.js'
+import type { ProblemBody } from './schemas/common.js'
+
+const PROBLEM_TYPE = 'application/problem+json'
+
+/** Fastify's own 4xx codes, named so clients can branch on `type`. */
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+}
+
+function send(reply: FastifyReply, problem: ProblemBody): void {
+  // A pre-serialized string skips the route's response serializer, so every field reaches the client.
+  void reply.code(problem.status).type(PROBLEM_TYPE).send(JSON.stringify(problem))
+}
+
+function problem(request: FastifyRequest, status: number, code: string, detail: string, errors?: FieldError[]) {
+  const body: ProblemBody = {
+    type: `urn:problem:${code}`,
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail,
+    instance: request.url.split('?')[0] ?? request.url,
+  }
+  if (errors) body.errors = errors
+  return body
+}
+
+type AjvIssue = { instancePath: string; message?: string; params: Record<string, unknown> }
+
+/** `body/plan/0`, `querystring/limit`: where the bad value is, plus ajv's message. */
+function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldError[] {
+  return issues.map((v) => {
+    const extra = (v.params.missingProperty ?? v.params.additionalProperty) as string | undefined
+    const pointer = `${v.instancePath}${extra ? `/${extra}` : ''}`
+    const path = `${context ?? 'request'}${pointer}`
+    const message = v.params.additionalProperty ? 'is not a known field' : (v.message ?? 'is invalid')
+    return { path, message }
+  })
+}
+
+/** One error handler and one 404 handler: every error leaves as RFC 9457 problem+json. */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    if (err instanceof AppError) {
+      if (err.headers) void reply.headers(err.headers)
+      return send(reply, problem(request, err.status, err.code, err.message, err.errors))
+    }
+    if (err.validation) {
+      const errors = fieldErrors(err.validationContext, err.validation as AjvIssue[])
+      const detail = `Invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`
+      return send(reply, problem(request, 400, 'validation_failed', detail, errors))
+    }
+    const status = err.statusCode ?? 500
+    if (status >= 400 && status < 500) {
+      const code = (err.code && FASTIFY_CODES[err.code]) ?? STATUS_CODES[status]?.toLowerCase().replace(/\W+/g, '_')
+      return send(reply, problem(request, status, code ?? 'bad_request', err.message))
+    }
+    request.log.error({ err }, 'request failed')
+    return send(reply, problem(request, status >= 500 ? status : 500, 'internal', 'An unexpected error occurred.'))
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    send(reply, problem(request, 404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`))
+  })
+}

@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { badRequest, conflict } from '../errors.js'
+import { hashBody, type IdempotencyRequest, type IdempotencyService } from '../services/idempotency.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency: IdempotencyRequest | null
+  }
+}
+
+const HEADER = 'idempotency-key'
+
+/**
+ * `Idempotency-Key` for routes with `config: { idempotent: true }`: the first 2xx response is
+ * stored; the same key with the same method, path and body replays it (header
+ * `idempotent-replayed: true`); the same key with anything else is a 409. Failed calls are not
+ * stored, so a client may retry them with the same key.
+ */
+export function installIdempotency(app: FastifyInstance, service: IdempotencyService): void {
+  app.decorateRequest('idempotency', null)
+
+  // preHandler: after auth (scope) and body validation (hash of the parsed body).
+  app.addHook('preHandler', async (request: FastifyRequest, reply) => {
+    if (!request.routeOptions.config.idempotent) return
+    const raw = request.headers[HEADER]
+    if (raw === undefined) return
+    const key = Array.isArray(raw) ? raw[0] : raw
+    if (!key || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters.')
+    const req: IdempotencyRequest = {
+      scope: request.agentId || 'admin',
+      agentId: request.agentId || null,
+      key,
+      method: request.method,
+      path: request.url.split('?')[0] ?? request.url,
+      bodyHash: hashBody(request.body),
+    }
+    const found = service.lookup(req)
+    if (found.kind === 'mismatch') {
+      throw conflict('This Idempotency-Key was already used with a different request (method, path or body).')
+    }
+    if (found.kind === 'replay') {
+      return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
+    }
+    request.idempotency = req
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const req = request.idempotency
+    if (req && reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
+      service.save(req, reply.statusCode, payload)
+    }
+    return payload
+  })
+}

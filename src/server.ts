@@ -1,0 +1,57 @@
+import closeWithGrace from 'close-with-grace'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { openDb } from './db/client.js'
+import { runMigrations } from './db/migrate.js'
+import { buildApp, type App } from './http/app.js'
+import { createMetrics } from './metrics.js'
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * Quick start: with no admin token on a loopback-only server, the first start on an empty
+ * database creates one agent and prints its key once, so `npm start` is usable on its own.
+ */
+function bootstrapAgent(app: App, config: Config): void {
+  if (config.adminToken || !LOOPBACK.has(config.host) || app.services.agents.count() > 0) return
+  const agent = app.services.agents.create('bootstrap')
+  const line = `goalkeeper: created bootstrap agent ${agent.id}; its API key (shown once): ${agent.api_key}`
+  process.stdout.write(`\n${line}\nUse it as: Authorization: Bearer ${agent.api_key}\n\n`)
+}
+
+/** config → db → migrations → app → listen, with graceful shutdown. Returns the started app. */
+export async function start(env: Record<string, string | undefined> = process.env): Promise<App> {
+  const config = loadConfig(env)
+  const handle = openDb(config.dbPath)
+  runMigrations(handle)
+  const app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }) })
+  // onClose hooks run in reverse order: this one (registered first) closes the DB last, after
+  // whatever other components (scheduler, dispatcher) registered later have stopped.
+  app.addHook('onClose', async () => handle.close())
+  bootstrapAgent(app, config)
+  await app.listen({ host: config.host, port: config.port })
+  return app
+}
+
+async function main(): Promise<void> {
+  let app: App
+  try {
+    app = await start()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`)
+      process.exit(1)
+    }
+    throw err
+  }
+  // SIGTERM/SIGINT: stop accepting, drain in-flight requests, run onClose hooks, exit 0.
+  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+    if (err) app.log.error({ err }, 'closing after an error')
+    else app.log.info({ signal }, 'shutting down')
+    await app.close()
+  })
+}
+
+// Run only as the entry point (tests import start()).
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  void main()
+}

@@ -1,0 +1,105 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { and, asc, count, eq, gt } from 'drizzle-orm'
+import type { Statement } from 'better-sqlite3'
+import type { DbHandle } from '../db/client.js'
+import { agents, apiKeys } from '../db/schema/index.js'
+import { isoAt, type Clock } from '../engine/clock.js'
+import { notFound } from '../errors.js'
+import { newId } from '../ids.js'
+import { pageOf, type Page } from './pagination.js'
+
+export interface Agent {
+  id: string
+  name: string
+  created_at: string
+}
+export interface CreatedAgent extends Agent {
+  api_key: string
+}
+export interface CreatedKey {
+  id: string
+  api_key: string
+  created_at: string
+}
+
+const KEY_PREFIX = 'gk_'
+
+/** `gk_` + 32 random bytes (base64url): high entropy, so a plain SHA-256 is a safe stored form. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url')
+}
+
+export function hashApiKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest()
+}
+
+/** Agents (tenants) and their API keys. */
+export class AgentsService {
+  // Prepared lazily: the service is built before /readyz may find an unmigrated database.
+  #byHash: Statement<[string], { agent_id: string; key_hash: string }> | undefined
+
+  private readonly handle: DbHandle
+  private readonly clock: Clock
+
+  constructor(handle: DbHandle, clock: Clock) {
+    this.handle = handle
+    this.clock = clock
+  }
+
+  create(name: string): CreatedAgent {
+    const now = this.clock()
+    const id = newId('agt', now)
+    const apiKey = generateApiKey()
+    this.handle.db.transaction((tx) => {
+      tx.insert(agents).values({ id, name, createdAt: now }).run()
+      tx.insert(apiKeys).values({ id: newId('key', now), agentId: id, keyHash: hashApiKey(apiKey).toString('hex'), createdAt: now }).run()
+    })
+    return { id, name, api_key: apiKey, created_at: isoAt(now) }
+  }
+
+  list(limit: number, cursor?: string): Page<Agent> {
+    const rows = this.handle.db
+      .select()
+      .from(agents)
+      .where(cursor ? gt(agents.id, cursor) : undefined)
+      .orderBy(asc(agents.id))
+      .limit(limit + 1)
+      .all()
+    return pageOf(rows.map((r) => ({ id: r.id, name: r.name, created_at: isoAt(r.createdAt) })), limit)
+  }
+
+  count(): number {
+    return this.handle.db.select({ n: count() }).from(agents).get()?.n ?? 0
+  }
+
+  /** Removes the agent; every table referencing agents.id cascades. */
+  delete(agentId: string): void {
+    const res = this.handle.db.delete(agents).where(eq(agents.id, agentId)).run()
+    if (res.changes === 0) throw notFound('agent', agentId)
+  }
+
+  createKey(agentId: string): CreatedKey {
+    const now = this.clock()
+    const exists = this.handle.db.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)).get()
+    if (!exists) throw notFound('agent', agentId)
+    const apiKey = generateApiKey()
+    const id = newId('key', now)
+    this.handle.db.insert(apiKeys).values({ id, agentId, keyHash: hashApiKey(apiKey).toString('hex'), createdAt: now }).run()
+    return { id, api_key: apiKey, created_at: isoAt(now) }
+  }
+
+  deleteKey(agentId: string, keyId: string): void {
+    const res = this.handle.db.delete(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.agentId, agentId))).run()
+    if (res.changes === 0) throw notFound('key', keyId)
+  }
+
+  /** The agent an API key belongs to, or undefined. Looked up by hash, confirmed in constant time. */
+  authenticate(apiKey: string): string | undefined {
+    if (!apiKey.startsWith(KEY_PREFIX) || apiKey.length > 128) return undefined
+    const hash = hashApiKey(apiKey)
+    this.#byHash ??= this.handle.sqlite.prepare('SELECT agent_id, key_hash FROM api_keys WHERE key_hash = ?')
+    const row = this.#byHash.get(hash.toString('hex'))
+    if (!row) return undefined
+    return timingSafeEqual(Buffer.from(row.key_hash, 'hex'), hash) ? row.agent_id : undefined
+  }
+}
