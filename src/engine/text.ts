@@ -2,11 +2,11 @@
  * Text primitives shared by the engine: content tokens, character trigrams, Jaccard and
  * token counting. Pure and allocation-lean: `similarity` runs on every agent step.
  */
-import { eng } from 'stopword'
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base'
+import { countAgainst, GoalIndex, type LexicalCounts } from './lexical-index.js'
+import { STOP_WORDS } from './stop-words.js'
 
-/** English stop words from the maintained `stopword` list (lowercase). */
-export const STOP_WORDS: ReadonlySet<string> = new Set(eng)
+export { STOP_WORDS }
 
 const TOKEN_RE = /[a-z_][a-z0-9_]*/g
 
@@ -70,14 +70,33 @@ export const TRIGRAM_WEIGHT = 0.3
 /** Returned when either side has no content tokens: no signal either way. */
 export const NO_SIGNAL_SIMILARITY = 0.5
 
+/** Compiled goal indexes, built on first use of a fingerprint (fingerprints are immutable). */
+const indexes = new WeakMap<Fingerprint, GoalIndex>()
+const counts: LexicalCounts = { tokens: 0, tokenHits: 0, trigrams: 0, trigramHits: 0 }
+
+function indexOf(goal: Fingerprint): GoalIndex {
+  let index = indexes.get(goal)
+  if (index === undefined) {
+    index = new GoalIndex(goal.tokens, goal.trigrams)
+    indexes.set(goal, index)
+  }
+  return index
+}
+
 /**
  * The seed's lexical similarity: 0.7 × token Jaccard + 0.3 × trigram Jaccard, or 0.5 when
  * either side has no content tokens (an empty or all-stop-word text says nothing about drift).
+ * Computed without building sets (see `lexical-index.ts`); the tests hold the plain Set-based
+ * definition and assert equality.
  */
 export function lexicalSimilarity(goal: Fingerprint, text: string): number {
-  const tokens = tokenSet(text)
-  if (goal.tokens.size === 0 || tokens.size === 0) return NO_SIGNAL_SIMILARITY
-  return TOKEN_WEIGHT * jaccard(goal.tokens, tokens) + TRIGRAM_WEIGHT * jaccard(goal.trigrams, trigramSet(text))
+  if (goal.tokens.size === 0) return NO_SIGNAL_SIMILARITY
+  const c = countAgainst(indexOf(goal), text, counts)
+  if (c.tokens === 0) return NO_SIGNAL_SIMILARITY
+  const tokenJ = c.tokenHits / (goal.tokens.size + c.tokens - c.tokenHits)
+  const union = goal.trigrams.size + c.trigrams - c.trigramHits
+  const trigramJ = union === 0 ? 0 : c.trigramHits / union
+  return TOKEN_WEIGHT * tokenJ + TRIGRAM_WEIGHT * trigramJ
 }
 
 /** Special-token strings such as `<|endoftext|>` in user text are counted as plain text, never thrown on. */
