@@ -1,5 +1,11 @@
 /** The public library entry, "goalkeeper/engine": pure, synchronous, no I/O. */
 export * from './clock.js'
+export * from './text.js'
+export * from './goal-scorer.js'
+export * from './goal-dna.js'
+export * from './goal-tracker.js'
+export * from './step-alignment.js'
+export * from './llm-verify.js'
 export * from './goal-reminder.js'
 export * from './recitation.js'
 export * from './injection-budget.js'

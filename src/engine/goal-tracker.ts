@@ -1,0 +1,310 @@
+/**
+ * GoalTracker (seed 002): verifies each agent step against the original goal and the plan,
+ * keeps drift, progress, loop and stall state, and recommends continue / adjust / replan / abort.
+ */
+import { isoAt, wallClock, type Clock } from './clock.js'
+import { askLlm, buildVerifyPrompt, describeFallback, type LlmVerifyFn } from './llm-verify.js'
+import {
+  isAligned,
+  keywordAlignment,
+  LOOP_THRESHOLD,
+  recommendAction,
+  stateHash,
+  stemSet,
+  updateDrift,
+  type RecommendedAction,
+} from './step-alignment.js'
+
+export interface GoalState {
+  original_goal: string
+  current_step: number
+  total_steps_planned: number
+  progress: number
+  drift_score: number
+  loop_detected: boolean
+  loop_count: number
+  stall_turns: number
+  timestamp: string
+}
+
+export interface StepVerification {
+  aligned: boolean
+  alignment_score: number
+  drift_delta: number
+  progress_delta: number
+  reasoning: string
+  recommended_action: RecommendedAction
+}
+
+export interface VerificationRecord extends StepVerification {
+  description: string
+  drift_score: number
+  progress: number
+  timestamp: string
+}
+
+export interface GoalTrackerSummary {
+  goal: string
+  progress: number
+  drift: number
+  steps_completed: number
+  steps_planned: number
+  loops_detected: number
+  stall_turns: number
+  elapsed_seconds: number
+  verifications: number
+  avg_alignment: number
+}
+
+export interface GoalTrackerOptions {
+  clock?: Clock
+  /** How long an LLM verification may take before the heuristic is used, ms. */
+  llm_timeout_ms?: number
+}
+
+export interface GoalTrackerJSON {
+  goal: string
+  plan: string[]
+  current_step: number
+  progress: number
+  drift_score: number
+  loop_detected: boolean
+  loop_count: number
+  stall_turns: number
+  /** Loop-detection hashes with their counts, oldest first. */
+  state_hashes: [string, number][]
+  verifications: number
+  alignment_sum: number
+  steps_completed: number
+  started_at: string
+  history: VerificationRecord[]
+}
+
+/** Heuristic alignment at or above this is trusted without asking an LLM. */
+export const LLM_VERIFY_BELOW = 0.7
+export const LLM_WEIGHT = 0.7
+export const DEFAULT_LLM_TIMEOUT_MS = 5000
+export const HISTORY_MAX = 200
+/** Distinct step states remembered for loop detection; the oldest are forgotten first. */
+export const STATE_HASHES_MAX = 1000
+
+interface Heuristic {
+  score: number
+  reasoning: string
+}
+
+export class GoalTracker {
+  readonly originalGoal: string
+  private readonly clock: Clock
+  private readonly llmTimeoutMs: number
+  private readonly goalStems: Set<string>
+  private plan: string[] = []
+  private planStems: Set<string>[] = []
+  private currentStep = 0
+  private progress = 0
+  private drift = 0
+  private loopDetected = false
+  private loopCount = 0
+  private stallTurns = 0
+  private hashes = new Map<string, number>()
+  private verifications = 0
+  private alignmentSum = 0
+  private stepsCompleted = 0
+  private startedAt: number
+  private history: VerificationRecord[] = []
+
+  constructor(goal: string, options: GoalTrackerOptions = {}) {
+    this.originalGoal = goal
+    this.clock = options.clock ?? wallClock
+    this.llmTimeoutMs = options.llm_timeout_ms ?? DEFAULT_LLM_TIMEOUT_MS
+    this.goalStems = stemSet(goal)
+    this.startedAt = this.clock()
+  }
+
+  /** Sets the plan and puts the step counter (and plan progress) back to 0. */
+  setPlan(steps: readonly string[]): void {
+    this.plan = [...steps]
+    this.planStems = this.plan.map(stemSet)
+    this.currentStep = 0
+    this.progress = 0
+  }
+
+  getPlan(): string[] {
+    return [...this.plan]
+  }
+
+  getState(): GoalState {
+    return {
+      original_goal: this.originalGoal,
+      current_step: this.currentStep,
+      total_steps_planned: this.plan.length,
+      progress: this.progress,
+      drift_score: this.drift,
+      loop_detected: this.loopDetected,
+      loop_count: this.loopCount,
+      stall_turns: this.stallTurns,
+      timestamp: isoAt(this.clock()),
+    }
+  }
+
+  /**
+   * Verifies a step: heuristic alignment, and when it is below 0.7 and `llmVerify` is given,
+   * 0.7 × LLM score + 0.3 × heuristic. A timeout, error or unparsable answer keeps the heuristic.
+   */
+  async verifyStep(description: string, output = '', llmVerify?: LlmVerifyFn): Promise<StepVerification> {
+    const h = this.heuristic(description, output)
+    if (llmVerify === undefined || h.score >= LLM_VERIFY_BELOW) return this.commit(description, output, h.score, h.reasoning)
+    const prompt = buildVerifyPrompt({
+      goal: this.originalGoal,
+      plan_step: this.plan[this.currentStep] ?? null,
+      description,
+      output,
+    })
+    const outcome = await askLlm(llmVerify, prompt, this.llmTimeoutMs)
+    if (outcome.kind === 'score') {
+      const blended = LLM_WEIGHT * outcome.score + (1 - LLM_WEIGHT) * h.score
+      const why = `${h.reasoning}; LLM score ${fmt(outcome.score)}, blended 0.7 × LLM + 0.3 × heuristic = ${fmt(blended)}`
+      return this.commit(description, output, blended, why)
+    }
+    return this.commit(description, output, h.score, `${h.reasoning}; ${describeFallback(outcome, this.llmTimeoutMs)}`)
+  }
+
+  /** The heuristic-only verification, synchronous; equal to `verifyStep` without an LLM. */
+  verifyStepSync(description: string, output = ''): StepVerification {
+    const h = this.heuristic(description, output)
+    return this.commit(description, output, h.score, h.reasoning)
+  }
+
+  /** Forgets every step state and clears the loop flag (call after replanning). */
+  resetLoopDetection(): void {
+    this.hashes.clear()
+    this.loopDetected = false
+  }
+
+  getHistory(): VerificationRecord[] {
+    return this.history.map((r) => ({ ...r }))
+  }
+
+  getSummary(): GoalTrackerSummary {
+    return {
+      goal: this.originalGoal,
+      progress: this.progress,
+      drift: this.drift,
+      steps_completed: this.stepsCompleted,
+      steps_planned: this.plan.length,
+      loops_detected: this.loopCount,
+      stall_turns: this.stallTurns,
+      elapsed_seconds: Math.max(0, (this.clock() - this.startedAt) / 1000),
+      verifications: this.verifications,
+      // Over every verified step, not only the retained history.
+      avg_alignment: this.verifications === 0 ? 0 : this.alignmentSum / this.verifications,
+    }
+  }
+
+  private heuristic(description: string, output: string): Heuristic {
+    // The plan steps in focus: the current one and the next (agents often move on early).
+    const focus = this.planStems.slice(this.currentStep, this.currentStep + 2)
+    const a = keywordAlignment(this.goalStems, focus, stemSet(`${description}\n${output}`))
+    if (a.no_signal) return { score: a.score, reasoning: `No content words to compare: neutral alignment ${fmt(a.score)}` }
+    const goalPart = a.goal_matches.length > 0 ? `goal terms [${a.goal_matches.join(', ')}]` : 'no goal terms'
+    const planPart = a.plan_matches.length > 0 ? `, plan terms [${a.plan_matches.join(', ')}]` : ''
+    return { score: a.score, reasoning: `Keyword alignment ${fmt(a.score)}: ${goalPart}${planPart}` }
+  }
+
+  /** Applies one verified step to the state; the only place that mutates it. */
+  private commit(description: string, output: string, alignment: number, reasoning: string): StepVerification {
+    const hash = stateHash(description, output)
+    const seen = (this.hashes.get(hash) ?? 0) + 1
+    this.hashes.delete(hash)
+    this.hashes.set(hash, seen)
+    if (this.hashes.size > STATE_HASHES_MAX) this.hashes.delete(this.hashes.keys().next().value!)
+    const notes: string[] = []
+    if (seen >= LOOP_THRESHOLD) {
+      this.loopDetected = true
+      this.loopCount++
+      notes.push(`loop: the same step state seen ${seen} times`)
+    }
+    const aligned = isAligned(alignment)
+    // A repeat of an already seen state is not new work: it never advances the plan.
+    const advances = aligned && seen === 1
+    const before = { drift: this.drift, progress: this.progress }
+    this.drift = updateDrift(this.drift, alignment)
+    if (advances) {
+      if (this.currentStep < this.plan.length) {
+        this.progress = Math.min(1, this.progress + 1 / this.plan.length)
+        this.currentStep++
+        this.stepsCompleted++
+      }
+      this.stallTurns = 0
+    } else {
+      this.stallTurns++
+      if (aligned) notes.push('repeated step: no progress')
+    }
+    const action = recommendAction({
+      loop_detected: this.loopDetected,
+      drift: this.drift,
+      stall_turns: this.stallTurns,
+      alignment,
+    })
+    const result: StepVerification = {
+      aligned,
+      alignment_score: alignment,
+      drift_delta: this.drift - before.drift,
+      progress_delta: this.progress - before.progress,
+      reasoning: [reasoning, ...notes].join('; '),
+      recommended_action: action,
+    }
+    this.verifications++
+    this.alignmentSum += alignment
+    this.history.push({
+      ...result,
+      description: description.slice(0, 200),
+      drift_score: this.drift,
+      progress: this.progress,
+      timestamp: isoAt(this.clock()),
+    })
+    if (this.history.length > HISTORY_MAX) this.history.splice(0, this.history.length - HISTORY_MAX)
+    return result
+  }
+
+  toJSON(): GoalTrackerJSON {
+    return {
+      goal: this.originalGoal,
+      plan: [...this.plan],
+      current_step: this.currentStep,
+      progress: this.progress,
+      drift_score: this.drift,
+      loop_detected: this.loopDetected,
+      loop_count: this.loopCount,
+      stall_turns: this.stallTurns,
+      state_hashes: [...this.hashes],
+      verifications: this.verifications,
+      alignment_sum: this.alignmentSum,
+      steps_completed: this.stepsCompleted,
+      started_at: isoAt(this.startedAt),
+      history: this.getHistory(),
+    }
+  }
+
+  static fromJSON(json: GoalTrackerJSON, options: GoalTrackerOptions = {}): GoalTracker {
+    const t = new GoalTracker(json.goal, options)
+    t.setPlan(json.plan)
+    t.currentStep = json.current_step
+    t.progress = json.progress
+    t.drift = json.drift_score
+    t.loopDetected = json.loop_detected
+    t.loopCount = json.loop_count
+    t.stallTurns = json.stall_turns
+    t.hashes = new Map(json.state_hashes)
+    t.verifications = json.verifications
+    t.alignmentSum = json.alignment_sum
+    t.stepsCompleted = json.steps_completed
+    t.startedAt = Date.parse(json.started_at)
+    t.history = json.history.map((r) => ({ ...r }))
+    return t
+  }
+}
+
+function fmt(x: number): string {
+  return x.toFixed(2)
+}
