@@ -152,16 +152,20 @@ describe('heuristic properties', () => {
     )
   })
 
-  it('updateDrift: strictly lower for aligned, strictly higher for off-goal, fixed at neutral', () => {
+  it('updateDrift: lower for aligned, higher for off-goal, fixed at neutral', () => {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (d, a) => {
         const next = updateDrift(d, a)
         expect(next).toBeGreaterThanOrEqual(0)
         expect(next).toBeLessThanOrEqual(1)
-        if (a > 0.5 && d > 0) expect(next).toBeLessThan(d)
-        if (a < 0.5 && d < 1) expect(next).toBeGreaterThan(d)
+        if (a > 0.5) expect(next).toBeLessThanOrEqual(d)
+        if (a < 0.5) expect(next).toBeGreaterThanOrEqual(d)
+        // Strictly, whenever the move is large enough to survive floating-point rounding.
+        if (a > 0.51 && d > 1e-9) expect(next).toBeLessThan(d)
+        if (a < 0.49 && d < 1 - 1e-9) expect(next).toBeGreaterThan(d)
         if (a === 0.5) expect(next).toBe(d)
       }),
+      { numRuns: 2000 },
     )
   })
 
