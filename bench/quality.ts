@@ -1,0 +1,103 @@
+/**
+ * Drift-similarity quality, `lexical` vs `enhanced`, side by side: STS-B dev Spearman (and
+ * Pearson), τ-bench airline ROC-AUC (all steps, and without the steps that contain the
+ * customer's user_id, an easy lexical cue: see that folder's README), µs per check for a
+ * 60-char goal vs a 200-char action (goal prepared once), and extra RSS of the mode.
+ *
+ * Data: `../shared/bench-data` relative to the repo root (third-party, not in the repository).
+ * `BENCH_DATA=/path/to/bench-data/` overrides it. When it is absent the bench says so and exits 0.
+ * Run: `npm run bench:quality`.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createScorer, type SimilarityMode, textSimilarity } from '../src/engine/similarity.js'
+import { rocAuc, spearman, pearson } from './rank-stats.js'
+
+// BENCH_DATA overrides the location (e.g. from a git worktree that sits elsewhere).
+const DATA = process.env.BENCH_DATA ?? fileURLToPath(new URL('../../shared/bench-data/', import.meta.url))
+const MODES: SimilarityMode[] = ['lexical', 'enhanced']
+
+interface StsRecord { score: number; sentence1: string; sentence2: string }
+interface TauRecord { id: string; aligned: number; goal: string; step_text: string }
+
+function readJsonl<T>(path: string): T[] {
+  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as T)
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] ?? Number.NaN
+}
+
+/**
+ * Median µs per check over many rounds, as wall time and as this process's CPU time: the 2 cores
+ * are shared, so wall time also counts waiting for a core.
+ */
+function microsPerCheck(mode: SimilarityMode): { wall: number; cpu: number } {
+  const goal = 'Rebook the cancelled Boston flight for Maria to Friday morning'
+  const actions = [
+    'search_direct_flight({"origin": "BOS", "destination": "ORD", "date": "2024-05-24"}) returned three options; the 08:15 departure has two economy seats left at $212 each.',
+    'I found your reservation QX81ZT. The Boston flight on Thursday was cancelled by the airline, so I can move you to Friday at no extra cost. Shall I proceed?',
+    'Updated the passenger list for reservation QX81ZT: Maria Gonzalez, born 1988-03-14, seat 14C, one checked bag, travel insurance declined at checkout.',
+  ]
+  const scorer = createScorer(mode, goal)
+  const wall: number[] = []
+  const cpu: number[] = []
+  let sink = 0
+  for (let r = 0; r < 60; r++) {
+    const n = 2000
+    const c0 = process.cpuUsage()
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < n; i++) sink += scorer.similarity(actions[i % actions.length] as string)
+    wall.push(Number(process.hrtime.bigint() - t0) / 1000 / n)
+    const c = process.cpuUsage(c0)
+    cpu.push((c.user + c.system) / n)
+  }
+  if (Number.isNaN(sink)) throw new Error('unreachable')
+  return { wall: median(wall.slice(10)), cpu: median(cpu.slice(10)) }
+}
+
+function main(): void {
+  if (!existsSync(DATA)) {
+    console.log(`bench:quality skipped: no bench data at ${DATA}`)
+    return
+  }
+  const sts = readJsonl<StsRecord>(`${DATA}stsb/stsb-dev.jsonl`)
+  const tau = readJsonl<TauRecord>(`${DATA}tau-bench-airline-drift/tau-airline-bench.jsonl`)
+  // Steps whose text names the on-task customer's user_id, dropped as pos+neg pairs.
+  const stepKey = (r: TauRecord) => r.id.replace(/-(pos|neg)$/, '')
+  const withUid = new Set(
+    tau.filter((r) => r.aligned === 1 && r.step_text.includes(/You are (\w+)/.exec(r.goal)?.[1] ?? '\u0000')).map(stepKey),
+  )
+  const tauNoUid = tau.filter((r) => !withUid.has(stepKey(r)))
+  const cols: Record<SimilarityMode, string[]> = { lexical: [], enhanced: [] }
+  const labels: string[] = []
+  for (const mode of MODES) {
+    globalThis.gc?.()
+    const rss0 = process.memoryUsage().rss
+    createScorer(mode, 'warm up the shared data') // first enhanced scorer loads the word list
+    globalThis.gc?.()
+    const rssLoad = process.memoryUsage().rss - rss0
+    const stsScores = sts.map((r) => textSimilarity(mode, r.sentence1, r.sentence2))
+    const gold = sts.map((r) => r.score)
+    const tauAuc = (rs: TauRecord[]) => rocAuc(rs.map((r) => createScorer(mode, r.goal).similarity(r.step_text)), rs.map((r) => r.aligned === 1))
+    const speed = microsPerCheck(mode)
+    const figures: [string, string][] = [
+      ['STS-B dev Spearman ×100', (100 * spearman(stsScores, gold)).toFixed(2)],
+      ['STS-B dev Pearson ×100', (100 * pearson(stsScores, gold)).toFixed(2)],
+      [`τ-bench ROC-AUC (${tau.length} records)`, tauAuc(tau).toFixed(4)],
+      [`τ-bench ROC-AUC w/o user_id steps (${tauNoUid.length})`, tauAuc(tauNoUid).toFixed(4)],
+      ['µs per check, wall (median)', speed.wall.toFixed(2)],
+      ['µs per check, CPU (median)', speed.cpu.toFixed(2)],
+      ['extra RSS on first load (MB)', (rssLoad / 1048576).toFixed(1)],
+    ]
+    labels.splice(0, labels.length, ...figures.map(([l]) => l))
+    cols[mode] = figures.map(([, v]) => v)
+  }
+  const width = Math.max(...labels.map((l) => l.length))
+  console.log(`${''.padEnd(width)}  ${MODES.map((m) => m.padStart(9)).join('  ')}`)
+  labels.forEach((l, i) => console.log(`${l.padEnd(width)}  ${MODES.map((m) => (cols[m][i] ?? '').padStart(9)).join('  ')}`))
+  console.log(`${withUid.size} of ${tau.length / 2} τ-bench steps contain the on-task user_id.`)
+}
+
+main()

@@ -1,0 +1,138 @@
+/**
+ * The `enhanced` similarity: cosine of IDF-weighted bags of stemmed words.
+ *
+ * Why this shape (measured in `bench/quality.ts`): a rare shared word ("Seattle", a booking code,
+ * a date) says far more about "same task" than a common one ("flight"); stemming lets
+ * "cancel"/"cancelled" meet. Averaged word vectors were tried and hurt on same-domain negatives.
+ *
+ * IDF comes from a general corpus, never from the data being scored: `resources/word-ranks.txt`
+ * lists the 100k most frequent words of the GloVe 6B vocabulary (Wikipedia + Gigaword), and by
+ * Zipf's law a word's document rarity grows with its frequency rank, so weight = ln(1 + rank / 10).
+ * Words missing from the list (identifiers, codes, rare names) get the largest weight.
+ *
+ * Pure and deterministic; the one piece of I/O is reading that shipped list, once per process,
+ * lazily, on the first enhanced fingerprint.
+ */
+import { readFileSync } from 'node:fs'
+import { stemmer } from 'stemmer'
+import { STOP_WORDS } from './text.js'
+
+/** Divisor of the rank in the weight: words above roughly rank 10 are all "common". */
+const RANK_SCALE = 10
+/** Context entries (plan steps, todos) count at this fraction of a goal word's weight. */
+export const CONTEXT_WEIGHT = 0.5
+
+/** Stem → weight, and the squared norm, kept for the goal side once per session. */
+export interface WeightedBag {
+  readonly weights: ReadonlyMap<string, number>
+  readonly norm2: number
+}
+
+let ranks: Map<string, number> | undefined
+let unknownWeight = 0
+
+function wordRanks(): Map<string, number> {
+  if (ranks === undefined) {
+    const text = readFileSync(new URL('../../resources/word-ranks.txt', import.meta.url), 'utf8')
+    const words = text.split('\n').filter((w) => w.length > 0)
+    ranks = new Map(words.map((w, i) => [w, i]))
+    // Unlisted words are rarer than anything listed; the GloVe vocabulary itself holds 400k.
+    unknownWeight = Math.log(1 + (4 * words.length) / RANK_SCALE)
+  }
+  return ranks
+}
+
+/** IDF-like weight of a lowercase word from its general-corpus frequency rank. */
+export function wordWeight(word: string): number {
+  const rank = wordRanks().get(word)
+  return rank === undefined ? unknownWeight : Math.log(1 + rank / RANK_SCALE)
+}
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september',
+  'october', 'november', 'december']
+const ISO_DATE_RE = /\b(\d{4})-(\d{2})-(\d{2})\b/g
+const ORDINAL_RE = /\b(\d+)(?:st|nd|rd|th)\b/g
+const WORD_RE = /[a-z0-9]+/g
+const DIGIT_RE = /\d/
+
+/**
+ * Lowercases and writes dates the way people do, so a tool call's `2024-05-20` meets a goal's
+ * "May 20th": ISO dates become "2024 may 20", ordinals lose their suffix.
+ */
+export function normalizeText(text: string): string {
+  const lower = text.toLowerCase()
+  // Most texts hold no digit: skip both scans then.
+  if (!DIGIT_RE.test(lower)) return lower
+  return lower
+    .replace(ISO_DATE_RE, (_m, y: string, m: string, d: string) => `${y} ${MONTHS[Number(m) - 1] ?? m} ${Number(d)}`)
+    .replace(ORDINAL_RE, '$1')
+}
+
+interface WordInfo {
+  readonly stem: string
+  readonly weight: number
+}
+
+// Stemming and the rank lookup dominate the per-check cost, and agent vocabularies repeat, so
+// each word's outcome (null: skipped) is memoized. The cache only changes speed, never a
+// result; it is cleared when it grows past its bound.
+const WORD_CACHE_MAX = 50_000
+const wordCache = new Map<string, WordInfo | null>()
+
+function wordInfo(word: string): WordInfo | null {
+  let info = wordCache.get(word)
+  if (info === undefined) {
+    // Single letters carry nothing, single digits can (a day, a count).
+    const skip = (word.length < 2 && !(word >= '0' && word <= '9')) || STOP_WORDS.has(word)
+    info = skip ? null : { stem: /\d/.test(word) ? word : stemmer(word), weight: wordWeight(word) }
+    if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
+    wordCache.set(word, info)
+  }
+  return info
+}
+
+/** Adds the words of `text` to `into` (stem → weight × scale), keeping an existing weight. */
+function addWords(into: Map<string, number>, text: string, scale: number): void {
+  const norm = normalizeText(text)
+  WORD_RE.lastIndex = 0
+  for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
+    const info = wordInfo(m[0])
+    if (info !== null && !into.has(info.stem)) into.set(info.stem, info.weight * scale)
+  }
+}
+
+function withNorm(weights: Map<string, number>): WeightedBag {
+  let norm2 = 0
+  for (const v of weights.values()) norm2 += v * v
+  return { weights, norm2 }
+}
+
+/** The weighted bag of one text. */
+export function weightedBag(text: string): WeightedBag {
+  const weights = new Map<string, number>()
+  addWords(weights, text, 1)
+  return withNorm(weights)
+}
+
+/**
+ * The goal's bag, optionally enriched with the session's plan steps / todos at
+ * `CONTEXT_WEIGHT`: words the goal already has keep their goal weight.
+ */
+export function goalBag(goal: string, context: readonly string[] = []): WeightedBag {
+  const weights = new Map<string, number>()
+  addWords(weights, goal, 1)
+  for (const entry of context) addWords(weights, entry, CONTEXT_WEIGHT)
+  return withNorm(weights)
+}
+
+/** Cosine of two weighted bags in [0, 1]; `noSignal` when either is empty. */
+export function bagCosine(a: WeightedBag, b: WeightedBag, noSignal: number): number {
+  if (a.norm2 === 0 || b.norm2 === 0) return noSignal
+  const [small, large] = a.weights.size <= b.weights.size ? [a, b] : [b, a]
+  let dot = 0
+  for (const [stem, w] of small.weights) {
+    const v = large.weights.get(stem)
+    if (v !== undefined) dot += w * v
+  }
+  return Math.min(1, dot / Math.sqrt(a.norm2 * b.norm2))
+}
