@@ -22,6 +22,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # Migrations run at start: ship the SQL and meta/_journal.json.
 COPY migrations ./migrations
+# Word-frequency ranks read by the enhanced drift similarity.
+COPY resources ./resources
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
