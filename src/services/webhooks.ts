@@ -183,11 +183,9 @@ export class WebhooksService {
   sendTest(agentId: string, id: string): { message_id: string } {
     this.row(agentId, id)
     const now = this.clock()
-    const r = this.handle.db.transaction((tx) =>
-      enqueue(tx, agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, {
-        onlyWebhookId: id,
-      }),
-    )
+    const r = enqueue(this.handle.sqlite, agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, {
+      onlyWebhookId: id,
+    })
     return { message_id: r.message_id }
   }
 

@@ -1,12 +1,6 @@
-import { and, eq } from 'drizzle-orm'
-import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core'
-import type * as schema from '../db/schema/index.js'
-import { webhookDeliveries, webhookMessages, webhooks } from '../db/schema/webhooks.js'
+import type Database from 'better-sqlite3'
 import { isoAt } from '../engine/clock.js'
 import { newId } from '../ids.js'
-
-/** A drizzle handle or a transaction from `db.transaction(tx => …)`: enqueue joins the caller's. */
-export type Tx = BaseSQLiteDatabase<'sync', unknown, typeof schema>
 
 /** Event types of API.md. */
 export type EventType =
@@ -27,54 +21,64 @@ export function subscribes(eventTypesJson: string, type: string): boolean {
   return list.length === 0 || list.includes(type)
 }
 
+interface Statements {
+  message: Database.Statement
+  delivery: Database.Statement
+  active: Database.Statement<[string], { id: string; event_types: string }>
+  one: Database.Statement<[string, string], { id: string; event_types: string }>
+}
+
+// Prepared once per connection: enqueue sits on the scheduler's hot path (thousands per second).
+const cache = new WeakMap<Database.Database, Statements>()
+
+function statements(sqlite: Database.Database): Statements {
+  let s = cache.get(sqlite)
+  if (!s) {
+    s = {
+      message: sqlite.prepare(
+        'INSERT INTO webhook_messages (id, agent_id, event_type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      delivery: sqlite.prepare(`INSERT INTO webhook_deliveries
+        (id, agent_id, message_id, webhook_id, state, attempts, next_attempt_at, created_at, updated_at)
+        VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
+      active: sqlite.prepare("SELECT id, event_types FROM webhooks WHERE agent_id = ? AND status = 'active'"),
+      one: sqlite.prepare('SELECT id, event_types FROM webhooks WHERE agent_id = ? AND id = ?'),
+    }
+    cache.set(sqlite, s)
+  }
+  return s
+}
+
 /**
  * Writes one outbox message and one pending delivery per active subscription of `agentId` that
- * wants `type`, inside the caller's transaction, so the event exists exactly when the state
- * change that caused it commits. Call it from services like:
+ * wants `type`. Call it inside the transaction that makes the change the event reports, so the
+ * event exists exactly when that change commits (better-sqlite3 transactions belong to the
+ * connection, so raw and drizzle writes on it share the transaction):
  *
- *   db.transaction((tx) => {
- *     tx.update(sessions)…                      // the state change
- *     enqueue(tx, agentId, 'session.drift_detected', { session_id, … }, now)
- *   })
+ *   handle.sqlite.transaction(() => {
+ *     …update the session…
+ *     enqueue(handle.sqlite, agentId, 'session.drift_detected', { session_id, … }, now)
+ *   })()
  *
  * The body sent (and signed) is `{ type, timestamp, data }`, serialized once here.
- * `onlyWebhookId` targets one endpoint whatever its filter (the `webhook.test` event).
+ * `onlyWebhookId` targets one endpoint whatever its filter or status (the `webhook.test` event).
  */
 export function enqueue(
-  tx: Tx,
+  sqlite: Database.Database,
   agentId: string,
   type: EventType,
   data: unknown,
   nowMs: number,
   opts: { onlyWebhookId?: string } = {},
 ): EnqueueResult {
+  const s = statements(sqlite)
   const messageId = newId('msg', nowMs)
   const payload = JSON.stringify({ type, timestamp: isoAt(nowMs), data })
-  tx.insert(webhookMessages).values({ id: messageId, agentId, eventType: type, payload, createdAt: nowMs }).run()
-  const where = opts.onlyWebhookId
-    ? and(eq(webhooks.agentId, agentId), eq(webhooks.id, opts.onlyWebhookId))
-    : and(eq(webhooks.agentId, agentId), eq(webhooks.status, 'active'))
-  const targets = tx
-    .select({ id: webhooks.id, eventTypes: webhooks.eventTypes })
-    .from(webhooks)
-    .where(where)
-    .all()
-    .filter((w) => opts.onlyWebhookId !== undefined || subscribes(w.eventTypes, type))
-  if (targets.length > 0) {
-    tx.insert(webhookDeliveries)
-      .values(
-        targets.map((w) => ({
-          id: newId('dlv', nowMs),
-          agentId,
-          messageId,
-          webhookId: w.id,
-          state: 'pending' as const,
-          nextAttemptAt: nowMs,
-          createdAt: nowMs,
-          updatedAt: nowMs,
-        })),
-      )
-      .run()
-  }
+  s.message.run(messageId, agentId, type, payload, nowMs)
+  const targets =
+    opts.onlyWebhookId !== undefined
+      ? s.one.all(agentId, opts.onlyWebhookId)
+      : s.active.all(agentId).filter((w) => subscribes(w.event_types, type))
+  for (const w of targets) s.delivery.run(newId('dlv', nowMs), agentId, messageId, w.id, nowMs, nowMs, nowMs)
   return { message_id: messageId, deliveries: targets.length }
 }

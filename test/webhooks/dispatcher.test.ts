@@ -19,7 +19,7 @@ afterEach(async () => {
 const reminderData = { reminder: { id: 'rem_1', title: 'stand up' }, scheduled_for: '2026-11-22T09:00:00.000Z', late: false }
 
 function fire(agent = 'agt_a', type: Parameters<typeof enqueue>[2] = 'reminder.triggered') {
-  return env.handle.db.transaction((tx) => enqueue(tx, agent, type, reminderData, env.clock.now))
+  return enqueue(env.handle.sqlite, agent, type, reminderData, env.clock.now)
 }
 
 describe('dispatcher', () => {

@@ -66,7 +66,7 @@ describe('delivery-time guard', () => {
           "INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES ('whk_x', 'agt_a', ?, 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 0, 0)",
         )
         .run(`http://${host}:${rx.port}/hook`)
-      env.handle.db.transaction((tx) => enqueue(tx, 'agt_a', 'webhook.test', {}, env.clock.now))
+      enqueue(env.handle.sqlite, 'agt_a', 'webhook.test', {}, env.clock.now)
       await env.dispatcher.runDue()
       expect(rx.received).toHaveLength(0)
       const a = env.handle.sqlite.prepare('SELECT status_code, error FROM webhook_attempts').get() as { error: string }
