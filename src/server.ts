@@ -33,7 +33,14 @@ export async function start(env: Record<string, string | undefined> = process.en
 }
 
 async function main(): Promise<void> {
-  let app: App
+  let app: App | undefined
+  // Installed before start, so a signal during startup also shuts down cleanly.
+  // SIGTERM/SIGINT: stop accepting, drain in-flight requests, run onClose hooks, exit 0.
+  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+    if (err) (app?.log ?? console).error({ err }, 'closing after an error')
+    else app?.log.info({ signal }, 'shutting down')
+    await app?.close()
+  })
   try {
     app = await start()
   } catch (err) {
@@ -43,12 +50,6 @@ async function main(): Promise<void> {
     }
     throw err
   }
-  // SIGTERM/SIGINT: stop accepting, drain in-flight requests, run onClose hooks, exit 0.
-  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-    if (err) app.log.error({ err }, 'closing after an error')
-    else app.log.info({ signal }, 'shutting down')
-    await app.close()
-  })
 }
 
 // Run only as the entry point (tests import start()).

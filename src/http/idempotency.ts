@@ -18,6 +18,10 @@ const HEADER = 'idempotency-key'
  */
 export function installIdempotency(app: FastifyInstance, service: IdempotencyService): void {
   app.decorateRequest('idempotency', null)
+  // Keys whose first request is still running (handlers that await, e.g. a DNS check): a
+  // concurrent duplicate gets a 409 instead of running the create twice.
+  const inFlight = new Set<string>()
+  const slot = (req: IdempotencyRequest) => `${req.scope}\u0000${req.key}`
 
   // preHandler: after auth (scope) and body validation (hash of the parsed body).
   app.addHook('preHandler', async (request: FastifyRequest, reply) => {
@@ -41,8 +45,17 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
     if (found.kind === 'replay') {
       return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
     }
+    if (inFlight.has(slot(req))) throw conflict('A request with this Idempotency-Key is still in progress; retry shortly.')
+    inFlight.add(slot(req))
     request.idempotency = req
   })
+
+  // onResponse runs after errors too; onRequestAbort covers clients that hang up.
+  const release = async (request: FastifyRequest) => {
+    if (request.idempotency) inFlight.delete(slot(request.idempotency))
+  }
+  app.addHook('onResponse', release)
+  app.addHook('onRequestAbort', release)
 
   app.addHook('onSend', async (request, reply, payload) => {
     const req = request.idempotency

@@ -164,4 +164,28 @@ describe('Idempotency-Key', () => {
     expect(app.services.idempotency.prune()).toBe(1)
     expect(handle.sqlite.prepare('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
   })
+
+  it('answers 409 to a concurrent duplicate while the first request is still running', async () => {
+    const { app, createAgent } = await buildTestApp()
+    const a = await createAgent('a')
+    let runs = 0
+    app.post('/v1/slow-create', { config: { idempotent: true } }, async (_request, reply) => {
+      runs++
+      await new Promise((r) => setTimeout(r, 50))
+      return reply.code(201).send({ id: `thing_${runs}` })
+    })
+    const headers = { ...a.headers, 'idempotency-key': 'same' }
+    const [first, second] = await Promise.all([
+      app.inject({ method: 'POST', url: '/v1/slow-create', headers, payload: { x: 1 } }),
+      app.inject({ method: 'POST', url: '/v1/slow-create', headers, payload: { x: 1 } }),
+    ])
+    expect([first.statusCode, second.statusCode].sort()).toEqual([201, 409])
+    expect(runs).toBe(1)
+    // Once finished, the same key replays, scoped to this agent only.
+    const replay = await app.inject({ method: 'POST', url: '/v1/slow-create', headers, payload: { x: 1 } })
+    expect(replay.json()).toEqual({ id: 'thing_1' })
+    const b = await createAgent('b')
+    const other = await app.inject({ method: 'POST', url: '/v1/slow-create', headers: { ...b.headers, 'idempotency-key': 'same' }, payload: { x: 1 } })
+    expect(other.json()).toEqual({ id: 'thing_2' })
+  })
 })

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { start } from '../../src/server.js'
+
+const dirs: string[] = []
+afterEach(() => {
+  vi.restoreAllMocks()
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+const tempDb = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gk-server-'))
+  dirs.push(dir)
+  return join(dir, 'gk.db')
+}
+
+describe('server start', () => {
+  it('prints a bootstrap key once on an empty database when no admin token is set, and the key works', async () => {
+    const db = tempDb()
+    const env = { GOALKEEPER_DB: db, PORT: '0', LOG_LEVEL: 'silent' }
+    const out: string[] = []
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(String(chunk))
+      return true
+    })
+    const first = await start(env)
+    const key = /API key \(shown once\): (gk_[A-Za-z0-9_-]+)/.exec(out.join(''))?.[1]
+    expect(key).toBeDefined()
+    expect(first.services.agents.authenticate(key!)).toMatch(/^agt_/)
+    await first.close()
+
+    out.length = 0
+    const second = await start(env)
+    expect(out.join('')).not.toContain('gk_')
+    expect(second.services.agents.count()).toBe(1)
+    await second.close()
+  })
+
+  it('creates no bootstrap agent when an admin token is configured', async () => {
+    const app = await start({ GOALKEEPER_DB: tempDb(), PORT: '0', LOG_LEVEL: 'silent', GOALKEEPER_ADMIN_TOKEN: 'admin-token-0123456789' })
+    expect(app.services.agents.count()).toBe(0)
+    await app.close()
+  })
+
+  it('exits 0 on SIGTERM', async () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url))
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: root,
+      env: { ...process.env, GOALKEEPER_DB: tempDb(), PORT: '0', LOG_LEVEL: 'info', GOALKEEPER_ADMIN_TOKEN: 'admin-token-0123456789' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start: ${output}`)), 25_000)
+      child.stdout.on('data', (d: Buffer) => {
+        output += d.toString()
+        if (output.includes('Server listening')) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    })
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    expect(output).toContain('shutting down')
+  })
+
+  it('refuses to start on a bad variable, naming it', async () => {
+    await expect(start({ PORT: 'http' })).rejects.toThrow(/PORT/)
+  })
+})
