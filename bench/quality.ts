@@ -10,7 +10,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { createScorer, type SimilarityMode, textSimilarity } from '../src/engine/similarity.js'
+import { createScorer, type SimilarityMode, textSimilarity } from '../src/engine/goal-scorer.js'
+import { DEFAULT_DRIFT_THRESHOLDS } from '../src/engine/goal-dna.js'
 import { rocAuc, spearman, pearson } from './rank-stats.js'
 
 // BENCH_DATA overrides the location (e.g. from a git worktree that sits elsewhere).
@@ -40,7 +41,7 @@ function microsPerCheck(mode: SimilarityMode): { wall: number; cpu: number } {
     'I found your reservation QX81ZT. The Boston flight on Thursday was cancelled by the airline, so I can move you to Friday at no extra cost. Shall I proceed?',
     'Updated the passenger list for reservation QX81ZT: Maria Gonzalez, born 1988-03-14, seat 14C, one checked bag, travel insurance declined at checkout.',
   ]
-  const scorer = createScorer(mode, goal)
+  const scorer = createScorer(goal, mode)
   const wall: number[] = []
   const cpu: number[] = []
   let sink = 0
@@ -75,18 +76,27 @@ function main(): void {
   for (const mode of MODES) {
     globalThis.gc?.()
     const rss0 = process.memoryUsage().rss
-    createScorer(mode, 'warm up the shared data') // first enhanced scorer loads the word list
+    createScorer('warm up the shared data', mode) // first enhanced scorer loads the word list
     globalThis.gc?.()
     const rssLoad = process.memoryUsage().rss - rss0
     const stsScores = sts.map((r) => textSimilarity(mode, r.sentence1, r.sentence2))
     const gold = sts.map((r) => r.score)
-    const tauAuc = (rs: TauRecord[]) => rocAuc(rs.map((r) => createScorer(mode, r.goal).similarity(r.step_text)), rs.map((r) => r.aligned === 1))
+    const tauScores = tau.map((r) => createScorer(r.goal, mode).similarity(r.step_text))
+    const tauAuc = (rs: TauRecord[]) => rocAuc(rs.map((r) => createScorer(r.goal, mode).similarity(r.step_text)), rs.map((r) => r.aligned === 1))
+    const t = DEFAULT_DRIFT_THRESHOLDS[mode]
+    const flagged = (aligned: number) => {
+      const xs = tauScores.filter((_, i) => tau[i]!.aligned === aligned)
+      return ((100 * xs.filter((x) => x < t).length) / xs.length).toFixed(1)
+    }
     const speed = microsPerCheck(mode)
     const figures: [string, string][] = [
       ['STS-B dev Spearman ×100', (100 * spearman(stsScores, gold)).toFixed(2)],
       ['STS-B dev Pearson ×100', (100 * pearson(stsScores, gold)).toFixed(2)],
       [`τ-bench ROC-AUC (${tau.length} records)`, tauAuc(tau).toFixed(4)],
       [`τ-bench ROC-AUC w/o user_id steps (${tauNoUid.length})`, tauAuc(tauNoUid).toFixed(4)],
+      ['default drift_threshold', String(t)],
+      ['τ-bench on-task steps flagged at it (%)', flagged(1)],
+      ['τ-bench off-task steps flagged at it (%)', flagged(0)],
       ['µs per check, wall (median)', speed.wall.toFixed(2)],
       ['µs per check, CPU (median)', speed.cpu.toFixed(2)],
       ['extra RSS on first load (MB)', (rssLoad / 1048576).toFixed(1)],

@@ -56,6 +56,8 @@ export interface GoalDNAOptions {
   consecutive_limit?: number
   history_size?: number
   similarity?: SimilarityMode
+  /** Plan steps / todos that enrich the goal's fingerprint (`enhanced` only; see goal-scorer). */
+  context?: readonly string[]
   clock?: Clock
 }
 
@@ -65,6 +67,8 @@ export interface GoalDNAJSON {
   consecutive_limit: number
   history_size: number
   similarity: SimilarityMode
+  /** Present when the fingerprint was built with plan / todo context. */
+  context?: string[]
   consecutive_drift_count: number
   total_checks: number
   total_drift_events: number
@@ -73,7 +77,27 @@ export interface GoalDNAJSON {
   drift_events: DriftEvent[]
 }
 
+/** The seed's default, which belongs to the `lexical` mode. */
 export const DEFAULT_DRIFT_THRESHOLD = 0.15
+/**
+ * Default threshold per mode. `enhanced` (0.075) is calibrated on the τ-bench airline bench slice
+ * (its 1,000 on-task steps, held apart by customer from the held-out slice): the score below
+ * which 20% of on-task steps fall, rounded. A 20% per-check false-alarm rate keeps a false
+ * `is_drifting()` (4 drifts in a row) near 0.2%; at it 52% of off-task steps are flagged, where
+ * `lexical` at 0.15 flags 87% of on-task steps. `bench/quality.ts` prints both rates.
+ */
+export const DEFAULT_DRIFT_THRESHOLDS: Readonly<Record<SimilarityMode, number>> = { lexical: DEFAULT_DRIFT_THRESHOLD, enhanced: 0.075 }
+/**
+ * Severity bands as fractions of the threshold t: ≥ t none, ≥ b0·t low, ≥ b1·t moderate,
+ * ≥ b2·t high, else critical. `enhanced` keeps the seed's fractions: on the same τ-bench slice
+ * the off-task / on-task ratio rises from 0.6 (none) to 2.7 (low), 3.0 (moderate), 4.2 (high);
+ * critical (≈ no shared word) falls back to 2.1 because generic steps ("You're welcome!") share
+ * nothing with any goal, so no band choice makes it monotone there.
+ */
+export const SEVERITY_BANDS: Readonly<Record<SimilarityMode, readonly [number, number, number]>> = {
+  lexical: [0.7, 0.4, 0.2],
+  enhanced: [0.7, 0.4, 0.2],
+}
 export const DEFAULT_CONSECUTIVE_LIMIT = 3
 export const DEFAULT_HISTORY_SIZE = 200
 export const ACTION_TEXT_MAX = 200
@@ -81,11 +105,15 @@ export const ACTION_TEXT_MAX = 200
 export const TREND_SLOPE_EPSILON = 0.02
 
 /** Severity of a similarity relative to the threshold t: ≥ t none, ≥ 0.7t low, ≥ 0.4t moderate, ≥ 0.2t high. */
-export function severityOf(similarity: number, threshold: number): DriftSeverity {
+export function severityOf(
+  similarity: number,
+  threshold: number,
+  bands: readonly [number, number, number] = SEVERITY_BANDS.lexical,
+): DriftSeverity {
   if (similarity >= threshold) return 'none'
-  if (similarity >= threshold * 0.7) return 'low'
-  if (similarity >= threshold * 0.4) return 'moderate'
-  if (similarity >= threshold * 0.2) return 'high'
+  if (similarity >= threshold * bands[0]) return 'low'
+  if (similarity >= threshold * bands[1]) return 'moderate'
+  if (similarity >= threshold * bands[2]) return 'high'
   return 'critical'
 }
 
@@ -112,7 +140,7 @@ function directionOf(slope: number): TrendDirection {
   return 'stable'
 }
 
-function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity'>>): void {
+function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context'>>): void {
   if (!(o.drift_threshold >= 0 && o.drift_threshold <= 1)) throw new RangeError('drift_threshold must be in [0, 1]')
   if (!Number.isInteger(o.consecutive_limit) || o.consecutive_limit < 0)
     throw new RangeError('consecutive_limit must be a non-negative integer')
@@ -125,6 +153,7 @@ export class GoalDNA {
   readonly consecutiveLimit: number
   readonly historySize: number
   private readonly scorer: GoalScorer
+  private readonly context: readonly string[]
   private readonly clock: Clock
   private consecutive = 0
   private checks = 0
@@ -137,8 +166,9 @@ export class GoalDNA {
   private events: DriftEvent[] = []
 
   constructor(goal: string, options: GoalDNAOptions = {}) {
+    const mode = options.similarity ?? 'lexical'
     const o = {
-      drift_threshold: options.drift_threshold ?? DEFAULT_DRIFT_THRESHOLD,
+      drift_threshold: options.drift_threshold ?? DEFAULT_DRIFT_THRESHOLDS[mode],
       consecutive_limit: options.consecutive_limit ?? DEFAULT_CONSECUTIVE_LIMIT,
       history_size: options.history_size ?? DEFAULT_HISTORY_SIZE,
     }
@@ -147,7 +177,8 @@ export class GoalDNA {
     this.driftThreshold = o.drift_threshold
     this.consecutiveLimit = o.consecutive_limit
     this.historySize = o.history_size
-    this.scorer = createScorer(goal, options.similarity ?? 'lexical')
+    this.context = [...(options.context ?? [])]
+    this.scorer = createScorer(goal, mode, { context: this.context })
     this.clock = options.clock ?? wallClock
   }
 
@@ -192,7 +223,7 @@ export class GoalDNA {
       step_number: stepNumber,
       similarity,
       action_text: actionText.slice(0, ACTION_TEXT_MAX),
-      severity: severityOf(similarity, this.driftThreshold),
+      severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
       timestamp: isoAt(this.clock()),
     }
     this.events.push(event)
@@ -206,7 +237,7 @@ export class GoalDNA {
     const similarity = this.history[this.history.length - 1]!
     return {
       similarity,
-      severity: severityOf(similarity, this.driftThreshold),
+      severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
       drifting: this.isDrifting(),
       consecutive_drift_count: this.consecutive,
       event: event === null ? null : { ...event },
@@ -267,6 +298,7 @@ export class GoalDNA {
       consecutive_limit: this.consecutiveLimit,
       history_size: this.historySize,
       similarity: this.scorer.mode,
+      ...(this.context.length > 0 ? { context: [...this.context] } : {}),
       consecutive_drift_count: this.consecutive,
       total_checks: this.checks,
       total_drift_events: this.driftEventTotal,
@@ -281,6 +313,7 @@ export class GoalDNA {
       consecutive_limit: json.consecutive_limit,
       history_size: json.history_size,
       similarity: json.similarity,
+      ...(json.context === undefined ? {} : { context: json.context }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
     })
     dna.consecutive = json.consecutive_drift_count

@@ -2,12 +2,29 @@
  * How GoalDNA scores an action against its goal. GoalDNA only sees this interface, so another
  * similarity mode can be added here without touching its drift logic.
  */
-import { fingerprint, lexicalSimilarity, trigramText, type Fingerprint } from './text.js'
+import { bagCosine, goalBag, weightedBag, type WeightedBag } from './enhanced-similarity.js'
+import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigramText, type Fingerprint } from './text.js'
 
-/** Similarity modes; only the seed's lexical fingerprint exists so far. */
-export type SimilarityMode = 'lexical'
+/**
+ * Similarity modes: `lexical` is the seed's token + trigram Jaccard, unchanged; `enhanced` is the
+ * offline IDF-weighted stem cosine of `enhanced-similarity.ts` (better on STS-B and τ-bench, see
+ * `bench/quality.ts`), with its own threshold and severity bands (`goal-dna.ts`).
+ */
+export type SimilarityMode = 'lexical' | 'enhanced'
 
-export const SIMILARITY_MODES: readonly SimilarityMode[] = ['lexical']
+export const SIMILARITY_MODES: readonly SimilarityMode[] = ['lexical', 'enhanced']
+
+export function isSimilarityMode(value: unknown): value is SimilarityMode {
+  return typeof value === 'string' && (SIMILARITY_MODES as readonly string[]).includes(value)
+}
+
+export interface ScorerOptions {
+  /**
+   * The session's plan steps / todos. `enhanced` adds their words to the goal at half weight
+   * (a step the goal never names can still be on-plan); `lexical` fingerprints the goal alone.
+   */
+  context?: readonly string[]
+}
 
 export interface GoalScorer {
   readonly mode: SimilarityMode
@@ -44,12 +61,47 @@ export class LexicalScorer implements GoalScorer {
   }
 }
 
+/** Cosine of IDF-weighted stem bags; the goal's bag (plus context) is built once. */
+export class EnhancedScorer implements GoalScorer {
+  readonly mode = 'enhanced' as const
+  private readonly bag: WeightedBag
+  private readonly goal: string
+  private trigramStrings: ReadonlySet<string> | undefined
+
+  constructor(goal: string, context: readonly string[] = []) {
+    this.goal = goal
+    this.bag = goalBag(goal, context)
+  }
+
+  /** The goal's (and context's) word stems. */
+  get tokens(): ReadonlySet<string> {
+    return new Set(this.bag.weights.keys())
+  }
+
+  get trigrams(): ReadonlySet<string> {
+    this.trigramStrings ??= new Set([...trigramSet(this.goal)].map(trigramText))
+    return this.trigramStrings
+  }
+
+  similarity(text: string): number {
+    return bagCosine(this.bag, weightedBag(text), NO_SIGNAL_SIMILARITY)
+  }
+}
+
 /** Builds the scorer of `mode` for a goal text. */
-export function createScorer(goal: string, mode: SimilarityMode = 'lexical'): GoalScorer {
+export function createScorer(goal: string, mode: SimilarityMode = 'lexical', options: ScorerOptions = {}): GoalScorer {
   switch (mode) {
     case 'lexical':
       return new LexicalScorer(goal)
+    case 'enhanced':
+      return new EnhancedScorer(goal, options.context)
     default:
       throw new Error(`unknown similarity mode: ${String(mode)}`)
   }
+}
+
+/** Symmetric one-off similarity of two texts in `mode` (nothing prepared for reuse). */
+export function textSimilarity(mode: SimilarityMode, a: string, b: string): number {
+  if (mode === 'enhanced') return bagCosine(weightedBag(a), weightedBag(b), NO_SIGNAL_SIMILARITY)
+  return lexicalSimilarity(fingerprint(a), b)
 }

@@ -1,19 +1,19 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { goalBag, normalizeText, wordWeight } from '../../src/engine/enhanced-similarity.js'
-import { createScorer, SIMILARITY_MODES, textSimilarity } from '../../src/engine/similarity.js'
+import { createScorer, SIMILARITY_MODES, textSimilarity } from '../../src/engine/goal-scorer.js'
 
 const GOAL = 'Cancel reservation PEP4E0 for the flight from Seattle to Boston and request a refund'
 
 describe('enhanced similarity', () => {
   it('is deterministic and stays in [0, 1] for any text', () => {
-    const scorer = createScorer('enhanced', GOAL)
+    const scorer = createScorer(GOAL, 'enhanced')
     fc.assert(
       fc.property(fc.string({ maxLength: 300 }), (text) => {
         const a = scorer.similarity(text)
         expect(a).toBeGreaterThanOrEqual(0)
         expect(a).toBeLessThanOrEqual(1)
-        expect(createScorer('enhanced', GOAL).similarity(text)).toBe(a)
+        expect(createScorer(GOAL, 'enhanced').similarity(text)).toBe(a)
       }),
     )
   })
@@ -22,14 +22,14 @@ describe('enhanced similarity', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('cancel', 'flight', 'seattle', 'refund', 'hotel', 'weather', 'pep4e0', 'boston', 'baggage'), { minLength: 1, maxLength: 8 }), (words) => {
         const text = words.join(' ')
-        expect(createScorer('enhanced', GOAL).similarity(GOAL)).toBeCloseTo(1, 12)
-        expect(createScorer('enhanced', GOAL).similarity(text)).toBeLessThanOrEqual(1 + 1e-12)
+        expect(createScorer(GOAL, 'enhanced').similarity(GOAL)).toBeCloseTo(1, 12)
+        expect(createScorer(GOAL, 'enhanced').similarity(text)).toBeLessThanOrEqual(1 + 1e-12)
       }),
     )
   })
 
   it('ranks on-topic steps above off-topic ones', () => {
-    const scorer = createScorer('enhanced', GOAL)
+    const scorer = createScorer(GOAL, 'enhanced')
     const onTopic = [
       'cancel_reservation({"reservation_id": "PEP4E0"})',
       'Your Seattle to Boston flight has been cancelled; the refund will reach your card in 5 days.',
@@ -48,12 +48,12 @@ describe('enhanced similarity', () => {
   it('weights a rare shared word above a common one', () => {
     expect(wordWeight('seattle')).toBeGreaterThan(wordWeight('flight'))
     expect(wordWeight('pep4e0')).toBeGreaterThan(wordWeight('seattle'))
-    const scorer = createScorer('enhanced', 'Book a flight to Seattle')
+    const scorer = createScorer('Book a flight to Seattle', 'enhanced')
     expect(scorer.similarity('hotel in Seattle')).toBeGreaterThan(scorer.similarity('flight to a hotel'))
   })
 
   it('meets inflected forms and ISO dates', () => {
-    const scorer = createScorer('enhanced', 'Rebook the cancelled flight on May 20th')
+    const scorer = createScorer('Rebook the cancelled flight on May 20th', 'enhanced')
     expect(scorer.similarity('cancelling flights')).toBeGreaterThan(0)
     expect(normalizeText('on 2024-05-20 and the 3rd')).toBe('on 2024 may 20 and the 3')
     expect(scorer.similarity('search_direct_flight({"date": "2024-05-20"})')).toBeGreaterThan(
@@ -62,22 +62,22 @@ describe('enhanced similarity', () => {
   })
 
   it('returns 0.5 (no signal) when either side has no content words', () => {
-    expect(createScorer('enhanced', GOAL).similarity('the and of it')).toBe(0.5)
-    expect(createScorer('enhanced', '').similarity('cancel the flight')).toBe(0.5)
+    expect(createScorer(GOAL, 'enhanced').similarity('the and of it')).toBe(0.5)
+    expect(createScorer('', 'enhanced').similarity('cancel the flight')).toBe(0.5)
   })
 
   it('uses context to recognise plan steps the goal does not name, at reduced weight', () => {
     const goal = 'Migrate the user database to PostgreSQL'
     const plan = ['Export tables with pg_dump', 'Rewrite the SQLite queries', 'Run integration tests']
     const step = 'Ran pg_dump on the production server'
-    expect(createScorer('enhanced', goal).similarity(step)).toBe(0) // shares no goal word
-    const withPlan = createScorer('enhanced', goal, { context: plan })
+    expect(createScorer(goal, 'enhanced').similarity(step)).toBe(0) // shares no goal word
+    const withPlan = createScorer(goal, 'enhanced', { context: plan })
     expect(withPlan.similarity(step)).toBeGreaterThan(0)
     // A goal word keeps its full weight even when the plan repeats it.
     expect(goalBag(goal, plan).weights.get('databas')).toBe(goalBag(goal).weights.get('databas'))
     // Without context the scorer is exactly the goal-only scorer.
-    expect(createScorer('enhanced', goal, { context: [] }).similarity('postgresql database')).toBe(
-      createScorer('enhanced', goal).similarity('postgresql database'),
+    expect(createScorer(goal, 'enhanced', { context: [] }).similarity('postgresql database')).toBe(
+      createScorer(goal, 'enhanced').similarity('postgresql database'),
     )
   })
 
@@ -85,13 +85,13 @@ describe('enhanced similarity', () => {
     const a = 'A man is playing a guitar on stage.'
     const b = 'Someone plays the guitar in a concert.'
     expect(textSimilarity('enhanced', a, b)).toBeCloseTo(textSimilarity('enhanced', b, a), 12)
-    expect(textSimilarity('enhanced', a, b)).toBe(createScorer('enhanced', a).similarity(b))
+    expect(textSimilarity('enhanced', a, b)).toBe(createScorer(a, 'enhanced').similarity(b))
   })
 })
 
 describe('createScorer modes', () => {
   it('keeps lexical exactly the seed formula', () => {
-    const scorer = createScorer('lexical', 'deploy the payment service')
+    const scorer = createScorer('deploy the payment service', 'lexical')
     expect(scorer.similarity('deploy the payment service')).toBe(1)
     expect(scorer.similarity('')).toBe(0.5)
     expect(scorer.mode).toBe('lexical')
@@ -99,7 +99,7 @@ describe('createScorer modes', () => {
 
   it('every mode scores identical texts at least as high as any other text', () => {
     for (const mode of SIMILARITY_MODES) {
-      const scorer = createScorer(mode, GOAL)
+      const scorer = createScorer(GOAL, mode)
       fc.assert(fc.property(fc.string({ minLength: 1, maxLength: 120 }), (t) => scorer.similarity(t) <= scorer.similarity(GOAL) + 1e-12))
     }
   })
