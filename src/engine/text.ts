@@ -3,24 +3,35 @@
  * token counting. Pure and allocation-lean: `similarity` runs on every agent step.
  */
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base'
-import { countAgainst, GoalIndex, type LexicalCounts } from './lexical-index.js'
+import { GoalIndex, type LexicalCounts } from './lexical-index.js'
 import { STOP_WORDS } from './stop-words.js'
 
 export { STOP_WORDS }
 
-const TOKEN_RE = /[a-z_][a-z0-9_]*/g
-
 /**
- * Content tokens: lowercase, `[a-z_][a-z0-9_]*`, longer than 2 characters, not a stop word.
- * Underscored identifiers (`user_id`) stay whole.
+ * Content tokens: the matches of `[a-z_][a-z0-9_]*` in the lowercased text (leftmost, longest),
+ * longer than 2 characters, not a stop word. Underscored identifiers (`user_id`) stay whole.
+ * Scanned by char code rather than with the regex: no match objects, about twice as fast.
  */
 export function tokenSet(text: string): Set<string> {
   const out = new Set<string>()
-  const lower = text.toLowerCase()
-  TOKEN_RE.lastIndex = 0
-  for (let m = TOKEN_RE.exec(lower); m !== null; m = TOKEN_RE.exec(lower)) {
-    const t = m[0]
-    if (t.length > 2 && !STOP_WORDS.has(t)) out.add(t)
+  const s = text.toLowerCase()
+  const n = s.length
+  for (let i = 0; i < n; ) {
+    const c = s.charCodeAt(i)
+    if (!(c === 95 || (c >= 97 && c <= 122))) {
+      i++
+      continue
+    }
+    const start = i
+    for (i++; i < n; i++) {
+      const d = s.charCodeAt(i)
+      if (!(d === 95 || (d >= 97 && d <= 122) || (d >= 48 && d <= 57))) break
+    }
+    if (i - start > 2) {
+      const t = s.slice(start, i)
+      if (!STOP_WORDS.has(t)) out.add(t)
+    }
   }
   return out
 }
@@ -91,7 +102,7 @@ function indexOf(goal: Fingerprint): GoalIndex {
  */
 export function lexicalSimilarity(goal: Fingerprint, text: string): number {
   if (goal.tokens.size === 0) return NO_SIGNAL_SIMILARITY
-  const c = countAgainst(indexOf(goal), text, counts)
+  const c = indexOf(goal).count(text, counts)
   if (c.tokens === 0) return NO_SIGNAL_SIMILARITY
   const tokenJ = c.tokenHits / (goal.tokens.size + c.tokens - c.tokenHits)
   const union = goal.trigrams.size + c.trigrams - c.trigramHits
