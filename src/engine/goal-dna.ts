@@ -212,7 +212,8 @@ export class GoalDNA {
     const similarity = this.scorer.similarity(actionText)
     this.checks++
     this.history.push(similarity)
-    if (this.history.length > this.historySize) this.history.splice(0, this.history.length - this.historySize)
+    // Trimmed in chunks (amortized O(1) per check); readers see only the newest historySize.
+    if (this.history.length >= 2 * this.historySize) this.history.splice(0, this.history.length - this.historySize)
     if (similarity >= this.driftThreshold) {
       this.consecutive = 0
       return null
@@ -227,7 +228,7 @@ export class GoalDNA {
       timestamp: isoAt(this.clock()),
     }
     this.events.push(event)
-    if (this.events.length > this.historySize) this.events.splice(0, this.events.length - this.historySize)
+    if (this.events.length >= 2 * this.historySize) this.events.splice(0, this.events.length - this.historySize)
     return event
   }
 
@@ -251,7 +252,7 @@ export class GoalDNA {
 
   getTrend(window = 10): DriftTrend {
     if (!Number.isInteger(window) || window < 1) throw new RangeError('window must be a positive integer')
-    const recent = this.history.slice(-window)
+    const recent = this.history.slice(-Math.min(window, this.historySize))
     const slope = leastSquaresSlope(recent)
     let sum = 0
     for (const s of recent) sum += s
@@ -268,7 +269,7 @@ export class GoalDNA {
 
   /** The retained drift events, oldest first (a copy). */
   getDriftEvents(): DriftEvent[] {
-    return this.events.map((e) => ({ ...e }))
+    return this.events.slice(-this.historySize).map((e) => ({ ...e }))
   }
 
   getSummary(): GoalDNASummary {
@@ -302,7 +303,7 @@ export class GoalDNA {
       consecutive_drift_count: this.consecutive,
       total_checks: this.checks,
       total_drift_events: this.driftEventTotal,
-      history: [...this.history],
+      history: this.history.slice(-this.historySize),
       drift_events: this.getDriftEvents(),
     }
   }

@@ -85,7 +85,7 @@ export const LLM_VERIFY_BELOW = 0.7
 export const LLM_WEIGHT = 0.7
 export const DEFAULT_LLM_TIMEOUT_MS = 5000
 export const HISTORY_MAX = 200
-/** Distinct step states remembered for loop detection; the oldest are forgotten first. */
+/** Distinct step states remembered for loop detection; the first seen are forgotten first. */
 export const STATE_HASHES_MAX = 1000
 
 interface Heuristic {
@@ -182,7 +182,7 @@ export class GoalTracker {
   }
 
   getHistory(): VerificationRecord[] {
-    return this.history.map((r) => ({ ...r }))
+    return this.history.slice(-HISTORY_MAX).map((r) => ({ ...r }))
   }
 
   getSummary(): GoalTrackerSummary {
@@ -215,7 +215,6 @@ export class GoalTracker {
   private commit(description: string, output: string, alignment: number, reasoning: string): StepVerification {
     const hash = stateHash(description, output)
     const seen = (this.hashes.get(hash) ?? 0) + 1
-    this.hashes.delete(hash)
     this.hashes.set(hash, seen)
     if (this.hashes.size > STATE_HASHES_MAX) this.hashes.delete(this.hashes.keys().next().value!)
     const notes: string[] = []
@@ -263,7 +262,8 @@ export class GoalTracker {
       progress: this.progress,
       timestamp: isoAt(this.clock()),
     })
-    if (this.history.length > HISTORY_MAX) this.history.splice(0, this.history.length - HISTORY_MAX)
+    // Trimmed in chunks (amortized O(1) per step); readers see only the newest HISTORY_MAX.
+    if (this.history.length >= 2 * HISTORY_MAX) this.history.splice(0, this.history.length - HISTORY_MAX)
     return result
   }
 

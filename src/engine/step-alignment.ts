@@ -2,7 +2,6 @@
  * GoalTracker's heuristics, as pure functions: keyword alignment of a step with the goal and the
  * plan, the drift update, the loop state hash and the recommended-action table (seed 002).
  */
-import { createHash } from 'node:crypto'
 import { stemmer } from 'stemmer'
 import { tokenSet } from './text.js'
 
@@ -127,14 +126,71 @@ export function recommendAction(s: ActionInputs): RecommendedAction {
   return 'continue'
 }
 
+// JavaScript's `\s`: the separators of the whitespace split below.
+function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13)
+  if (c < 160) return false
+  return (
+    c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  )
+}
+
+let wordHashes = new Float64Array(64)
+
+/** Appends a 53-bit hash of every whitespace-separated word of `s` to `wordHashes`. */
+function pushWordHashes(s: string, count: number): number {
+  let n = count
+  for (let i = 0; i < s.length; ) {
+    if (isSpace(s.charCodeAt(i))) {
+      i++
+      continue
+    }
+    let h1 = 0xdeadbeef
+    let h2 = 0x41c6ce57
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i)
+      if (isSpace(c)) break
+      h1 = Math.imul(h1 ^ c, 2654435761)
+      h2 = Math.imul(h2 ^ c, 1597334677)
+    }
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
+    if (n === wordHashes.length) {
+      const grown = new Float64Array(n * 2)
+      grown.set(wordHashes)
+      wordHashes = grown
+    }
+    wordHashes[n++] = (h2 & 0x1fffff) * 4294967296 + (h1 >>> 0)
+  }
+  return n
+}
+
 /**
- * Loop-detection state: lowercased, trimmed description + " | " + the first 200 characters of
- * the output, split on whitespace, unique, sorted, first 20 words, MD5, first 12 hex digits
- * (the original's normalization, seeds-source §0.2, except that the separator stands alone so
- * the last description word is not glued to the first output word).
+ * Loop-detection state: the set of unique lowercased whitespace-separated words of the
+ * description and of the first 200 characters of the trimmed output, hashed independently of
+ * order (seeds-source §0.2 hashes the sorted unique words). Unlike the original, every word
+ * counts, not only the first 20 in sorted order, so two long steps that merely share their
+ * alphabetically first words are not taken for a loop. Sorting word hashes instead of words
+ * keeps this allocation-free; the result is 14 hex digits.
  */
 export function stateHash(description: string, output: string): string {
-  const normalized = `${description.toLowerCase().trim()} | ${output.toLowerCase().trim().slice(0, 200)}`
-  const words = [...new Set(normalized.split(/\s+/).filter((w) => w.length > 0))].sort().slice(0, 20)
-  return createHash('md5').update(words.join(' ')).digest('hex').slice(0, 12)
+  let n = pushWordHashes(description.toLowerCase(), 0)
+  n = pushWordHashes(output.trim().slice(0, 200).toLowerCase(), n)
+  const sorted = wordHashes.subarray(0, n).sort()
+  let h1 = 0x2545f491
+  let h2 = 0x9e3779b9
+  let prev = -1
+  for (let i = 0; i < n; i++) {
+    const x = sorted[i]!
+    if (x === prev) continue
+    prev = x
+    const lo = x % 4294967296
+    const hi = (x - lo) / 4294967296
+    h1 = Math.imul(h1 ^ lo, 2654435761) ^ Math.imul(h2 ^ hi, 1597334677)
+    h2 = Math.imul(h2 ^ lo, 2246822507) ^ Math.imul(h1 ^ (h1 >>> 15), 3266489909)
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
+  return ((h2 >>> 0).toString(16).padStart(8, '0') + (h1 >>> 0).toString(16).padStart(8, '0')).slice(0, 14)
 }

@@ -108,6 +108,20 @@ describe('drift, loops and stalls', () => {
   it('normalizes the step state: case, order and repeated words do not matter', () => {
     expect(stateHash('Fix the  bug', 'Tests pass')).toBe(stateHash('bug fix THE', 'pass tests tests'))
     expect(stateHash('Fix the bug', 'Tests pass')).not.toBe(stateHash('Fix the bug', 'Tests fail'))
+    expect(stateHash('Fix\u00a0the\tbug', '  Tests\npass ')).toBe(stateHash('fix the bug', 'tests pass'))
+    // Only the first 200 characters of the output count.
+    expect(stateHash('x', `${'a '.repeat(100)}tail`)).toBe(stateHash('x', 'a'))
+  })
+
+  it('tells apart long steps that share their alphabetically first 20 words', () => {
+    const shared = Array.from({ length: 25 }, (_, i) => `a${String(i).padStart(2, '0')}`).join(' ')
+    expect(stateHash(`${shared} zeta`, '')).not.toBe(stateHash(`${shared} omega`, ''))
+  })
+
+  it('gives distinct hashes to distinct word sets (no collisions among 20k)', () => {
+    const seen = new Set<string>()
+    for (let i = 0; i < 20_000; i++) seen.add(stateHash(`step ${i}`, `output ${i % 7}`))
+    expect(seen.size).toBe(20_000)
   })
 
   it('replans after 5 steps without progress', () => {
