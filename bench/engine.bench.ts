@@ -48,6 +48,19 @@ const setBased = (goal: Fingerprint, text: string) => {
   if (goal.tokens.size === 0 || tokens.size === 0) return 0.5
   return 0.7 * jaccard(goal.tokens, tokens) + 0.3 * jaccard(goal.trigrams, trigramSet(text))
 }
+// The HTTP path: restore a session's state from its JSON snapshot, check one action, snapshot again.
+const dnaJson = JSON.parse(JSON.stringify(dna.toJSON()))
+bench('GoalDNA fromJSON + check + toJSON (per request)', () => {
+  const d = GoalDNA.fromJSON(dnaJson)
+  d.check(i, ACTIONS[i++ & 63]!)
+  return d.toJSON()
+})
+const trackerJson = JSON.parse(JSON.stringify(tracker.toJSON()))
+bench('GoalTracker fromJSON + verifyStepSync + toJSON (per request)', () => {
+  const t = GoalTracker.fromJSON(trackerJson)
+  t.verifyStepSync(ACTIONS[i & 63]!.slice(0, 60), ACTIONS[(i++ + 7) & 63]!)
+  return t.toJSON()
+})
 bench('  baseline: regex + Set similarity (previous code)', () => setBased(goalPrint, ACTION))
 bench('tokenSet (200 chars, builds a Set)', () => tokenSet(ACTION))
 bench('trigramSet (200 chars, builds a Set)', () => trigramSet(ACTION))

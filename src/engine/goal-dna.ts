@@ -241,7 +241,7 @@ export class GoalDNA {
       severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
       drifting: this.isDrifting(),
       consecutive_drift_count: this.consecutive,
-      event: event === null ? null : { ...event },
+      event: event === null ? null : copyEvent(event),
     }
   }
 
@@ -269,7 +269,7 @@ export class GoalDNA {
 
   /** The retained drift events, oldest first (a copy). */
   getDriftEvents(): DriftEvent[] {
-    return this.events.slice(-this.historySize).map((e) => ({ ...e }))
+    return this.events.slice(-this.historySize).map(copyEvent)
   }
 
   getSummary(): GoalDNASummary {
@@ -321,7 +321,17 @@ export class GoalDNA {
     dna.checks = json.total_checks
     dna.driftEventTotal = json.total_drift_events
     dna.history = json.history.slice(-dna.historySize)
-    dna.events = json.drift_events.slice(-dna.historySize).map((e) => ({ ...e }))
+    dna.events = json.drift_events.slice(-dna.historySize).map(copyEvent)
     return dna
+  }
+}
+
+function copyEvent(e: DriftEvent): DriftEvent {
+  return {
+    step_number: e.step_number,
+    similarity: e.similarity,
+    action_text: e.action_text,
+    severity: e.severity,
+    timestamp: e.timestamp,
   }
 }

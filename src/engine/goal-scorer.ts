@@ -36,6 +36,23 @@ export interface GoalScorer {
   similarity(text: string): number
 }
 
+// Fingerprints are immutable, so sessions restored from JSON on every request share one per goal
+// text (and with it the compiled index of `lexicalSimilarity`), most recently used kept.
+const FINGERPRINT_CACHE_MAX = 512
+const fingerprints = new Map<string, Fingerprint>()
+
+function cachedFingerprint(goal: string): Fingerprint {
+  let print = fingerprints.get(goal)
+  if (print !== undefined) {
+    fingerprints.delete(goal)
+  } else {
+    print = fingerprint(goal)
+    if (fingerprints.size >= FINGERPRINT_CACHE_MAX) fingerprints.delete(fingerprints.keys().next().value!)
+  }
+  fingerprints.set(goal, print)
+  return print
+}
+
 /** The seed's scorer: 0.7 × token Jaccard + 0.3 × trigram Jaccard against the goal fingerprint. */
 export class LexicalScorer implements GoalScorer {
   readonly mode = 'lexical' as const
@@ -43,7 +60,7 @@ export class LexicalScorer implements GoalScorer {
   private trigramStrings: ReadonlySet<string> | undefined
 
   constructor(goal: string) {
-    this.print = fingerprint(goal)
+    this.print = cachedFingerprint(goal)
   }
 
   get tokens(): ReadonlySet<string> {

@@ -85,8 +85,9 @@ export const LLM_VERIFY_BELOW = 0.7
 export const LLM_WEIGHT = 0.7
 export const DEFAULT_LLM_TIMEOUT_MS = 5000
 export const HISTORY_MAX = 200
-/** Distinct step states remembered for loop detection; the first seen are forgotten first. */
-export const STATE_HASHES_MAX = 1000
+/** Distinct step states remembered for loop detection (first seen, first forgotten): a state not
+ * repeated within 200 other states is not a tight loop, and the snapshot stays small. */
+export const STATE_HASHES_MAX = 200
 
 interface Heuristic {
   score: number
@@ -182,7 +183,7 @@ export class GoalTracker {
   }
 
   getHistory(): VerificationRecord[] {
-    return this.history.slice(-HISTORY_MAX).map((r) => ({ ...r }))
+    return this.history.slice(-HISTORY_MAX).map(copyRecord)
   }
 
   getSummary(): GoalTrackerSummary {
@@ -300,11 +301,27 @@ export class GoalTracker {
     t.alignmentSum = json.alignment_sum
     t.stepsCompleted = json.steps_completed
     t.startedAt = Date.parse(json.started_at)
-    t.history = json.history.map((r) => ({ ...r }))
+    t.history = json.history.slice(-HISTORY_MAX).map(copyRecord)
     return t
   }
 }
 
 function fmt(x: number): string {
   return x.toFixed(2)
+}
+
+// Field by field rather than a spread: one object shape, several times faster for 200 records.
+function copyRecord(r: VerificationRecord): VerificationRecord {
+  return {
+    aligned: r.aligned,
+    alignment_score: r.alignment_score,
+    drift_delta: r.drift_delta,
+    progress_delta: r.progress_delta,
+    reasoning: r.reasoning,
+    recommended_action: r.recommended_action,
+    description: r.description,
+    drift_score: r.drift_score,
+    progress: r.progress,
+    timestamp: r.timestamp,
+  }
 }
