@@ -23,10 +23,7 @@ export async function start(env: Record<string, string | undefined> = process.en
   const config = loadConfig(env)
   const handle = openDb(config.dbPath)
   runMigrations(handle)
-  const app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }) })
-  // onClose hooks run in reverse order: this one (registered first) closes the DB last, after
-  // whatever other components (scheduler, dispatcher) registered later have stopped.
-  app.addHook('onClose', async () => handle.close())
+  const app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }), closeHandleOnClose: true })
   bootstrapAgent(app, config)
   await app.listen({ host: config.host, port: config.port })
   return app

@@ -23,6 +23,8 @@ export interface AppDeps {
   /** false (tests), true (pino at config.logLevel), or a ready logger instance. */
   logger?: boolean | FastifyBaseLogger
   metrics?: Metrics
+  /** Close `handle` when the app closes, after every other onClose hook (server.ts sets this). */
+  closeHandleOnClose?: boolean
 }
 
 export type App = FastifyInstance & { services: Services; metrics: Metrics }
@@ -55,6 +57,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // onClose hooks run last-added first: added before anything else, this one runs after the
+  // scheduler, dispatcher and others have stopped, so they can still use the database.
+  if (deps.closeHandleOnClose) app.addHook('onClose', async () => deps.handle.close())
   installErrorHandlers(app)
   app.addSchema(Problem)
 

@@ -4,6 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { openDb } from '../../src/db/client.js'
+import { runMigrations } from '../../src/db/migrate.js'
+import { buildApp } from '../../src/http/app.js'
 import { start } from '../../src/server.js'
 
 const dirs: string[] = []
@@ -72,5 +76,21 @@ describe('server start', () => {
 
   it('refuses to start on a bad variable, naming it', async () => {
     await expect(start({ PORT: 'http' })).rejects.toThrow(/PORT/)
+  })
+})
+
+describe('shutdown order', () => {
+  it('closes the database after the other onClose hooks have run', async () => {
+    const handle = openDb(tempDb())
+    runMigrations(handle)
+    const app = await buildApp({ config: loadConfig({}), handle, logger: false, closeHandleOnClose: true })
+    let dbOpenDuringHook = false
+    // What a scheduler's stop hook does: use the database one last time.
+    app.addHook('onClose', async () => {
+      dbOpenDuringHook = app.services.agents.count() === 0
+    })
+    await app.close()
+    expect(dbOpenDuringHook).toBe(true)
+    expect(handle.sqlite.open).toBe(false)
   })
 })
