@@ -133,6 +133,14 @@ describe('drift, loops and stalls', () => {
     expect(t.getState().stall_turns).toBe(0)
   })
 
+  it('without a plan: aligned steps reset the stall counter but leave progress at 0', () => {
+    const c = fixedClock()
+    const t = new GoalTracker(GOAL, { clock: c.clock })
+    for (let i = 0; i < 6; i++) expect(t.verifyStepSync(`Implement user API endpoint ${i}`, '').recommended_action).toBe('continue')
+    expect(t.getState()).toMatchObject({ current_step: 0, total_steps_planned: 0, progress: 0, stall_turns: 0 })
+    expect(t.getSummary()).toMatchObject({ steps_completed: 0, steps_planned: 0, verifications: 6 })
+  })
+
   it('caps progress at 1 and counts completed plan steps', () => {
     const { t } = tracker(['Build API'])
     t.verifyStepSync('Build the user API', 'v1')

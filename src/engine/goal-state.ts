@@ -1,0 +1,84 @@
+/** GoalTracker's data: its state snapshot, verdicts, summary and JSON form (seed 002, API.md). */
+import type { Clock } from './clock.js'
+import type { RecommendedAction } from './step-alignment.js'
+
+export interface GoalState {
+  original_goal: string
+  current_step: number
+  total_steps_planned: number
+  progress: number
+  drift_score: number
+  loop_detected: boolean
+  loop_count: number
+  stall_turns: number
+  timestamp: string
+}
+
+export interface StepVerification {
+  aligned: boolean
+  alignment_score: number
+  drift_delta: number
+  progress_delta: number
+  reasoning: string
+  recommended_action: RecommendedAction
+}
+
+export interface VerificationRecord extends StepVerification {
+  description: string
+  drift_score: number
+  progress: number
+  timestamp: string
+}
+
+export interface GoalTrackerSummary {
+  goal: string
+  progress: number
+  drift: number
+  steps_completed: number
+  steps_planned: number
+  loops_detected: number
+  stall_turns: number
+  elapsed_seconds: number
+  verifications: number
+  avg_alignment: number
+}
+
+export interface GoalTrackerOptions {
+  clock?: Clock
+  /** How long an LLM verification may take before the heuristic is used, ms. */
+  llm_timeout_ms?: number
+}
+
+export interface GoalTrackerJSON {
+  goal: string
+  plan: string[]
+  current_step: number
+  progress: number
+  drift_score: number
+  loop_detected: boolean
+  loop_count: number
+  stall_turns: number
+  /** Loop-detection hashes with their counts, oldest first. */
+  state_hashes: [string, number][]
+  verifications: number
+  alignment_sum: number
+  steps_completed: number
+  started_at: string
+  history: VerificationRecord[]
+}
+
+// Field by field rather than a spread: one object shape, several times faster for 200 records.
+export function copyRecord(r: VerificationRecord): VerificationRecord {
+  return {
+    aligned: r.aligned,
+    alignment_score: r.alignment_score,
+    drift_delta: r.drift_delta,
+    progress_delta: r.progress_delta,
+    reasoning: r.reasoning,
+    recommended_action: r.recommended_action,
+    description: r.description,
+    drift_score: r.drift_score,
+    progress: r.progress,
+    timestamp: r.timestamp,
+  }
+}
