@@ -136,3 +136,28 @@ export function bagCosine(a: WeightedBag, b: WeightedBag, noSignal: number): num
   }
   return Math.min(1, dot / Math.sqrt(a.norm2 * b.norm2))
 }
+
+// Reused across calls (the engine is synchronous), so a check allocates no map of its own.
+const seenStems = new Set<string>()
+
+/**
+ * `bagCosine(goal, weightedBag(text), noSignal)` in one pass over `text`, without building its
+ * bag: this is the per-check path.
+ */
+export function cosineToText(goal: WeightedBag, text: string, noSignal: number): number {
+  seenStems.clear()
+  const norm = normalizeText(text)
+  let dot = 0
+  let norm2 = 0
+  WORD_RE.lastIndex = 0
+  for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
+    const info = wordInfo(m[0])
+    if (info === null || seenStems.has(info.stem)) continue
+    seenStems.add(info.stem)
+    norm2 += info.weight * info.weight
+    const g = goal.weights.get(info.stem)
+    if (g !== undefined) dot += g * info.weight
+  }
+  if (goal.norm2 === 0 || norm2 === 0) return noSignal
+  return Math.min(1, dot / Math.sqrt(goal.norm2 * norm2))
+}

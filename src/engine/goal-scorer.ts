@@ -2,7 +2,7 @@
  * How GoalDNA scores an action against its goal. GoalDNA only sees this interface, so another
  * similarity mode can be added here without touching its drift logic.
  */
-import { bagCosine, goalBag, weightedBag, type WeightedBag } from './enhanced-similarity.js'
+import { bagCosine, cosineToText, goalBag, weightedBag, type WeightedBag } from './enhanced-similarity.js'
 import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigramText, type Fingerprint } from './text.js'
 
 /**
@@ -101,7 +101,7 @@ export class EnhancedScorer implements GoalScorer {
   }
 
   similarity(text: string): number {
-    return bagCosine(this.bag, weightedBag(text), NO_SIGNAL_SIMILARITY)
+    return cosineToText(this.bag, text, NO_SIGNAL_SIMILARITY)
   }
 }
 

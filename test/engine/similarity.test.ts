@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { goalBag, normalizeText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { bagCosine, cosineToText, goalBag, normalizeText, weightedBag, wordWeight } from '../../src/engine/enhanced-similarity.js'
 import { createScorer, SIMILARITY_MODES, textSimilarity } from '../../src/engine/goal-scorer.js'
 
 const GOAL = 'Cancel reservation PEP4E0 for the flight from Seattle to Boston and request a refund'
@@ -102,5 +102,17 @@ describe('createScorer modes', () => {
       const scorer = createScorer(GOAL, mode)
       fc.assert(fc.property(fc.string({ minLength: 1, maxLength: 120 }), (t) => scorer.similarity(t) <= scorer.similarity(GOAL) + 1e-12))
     }
+  })
+})
+
+describe('the one-pass check path', () => {
+  it('equals the cosine of the two bags for any text', () => {
+    const bag = goalBag(GOAL, ['refund to the original card'])
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), fc.constantFrom('', ' Seattle refund PEP4E0 2024-05-20 cancelled'), (text, extra) => {
+        const t = text + extra
+        expect(cosineToText(bag, t, 0.5)).toBeCloseTo(bagCosine(bag, weightedBag(t), 0.5), 12)
+      }),
+    )
   })
 })
