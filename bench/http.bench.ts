@@ -1,0 +1,122 @@
+/**
+ * HTTP throughput and latency of the real server against a same-run baseline (`npm run bench:http`).
+ *
+ * Two child processes on 127.0.0.1: goalkeeper (`src/server.ts`, fresh SQLite file in a temp dir,
+ * GOALKEEPER_RATE_LIMIT_PER_MINUTE=0, LOG_LEVEL=warn) and a bare Fastify baseline (one prepared
+ * SQLite insert per POST, one bare GET). autocannon drives each scenario with 50 connections for
+ * 10 s (after a short warm-up) from this process, so the load generator shares the machine with
+ * the server exactly as it does with the baseline: compare the ratios, not absolute req/s.
+ *
+ * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50).
+ * Any non-2xx response or connection error fails the run (exit code 1).
+ */
+import { loadavg } from 'node:os'
+import { startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
+import { createFixture, flag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
+
+const duration = flag('duration', 10)
+const connections = flag('connections', 50)
+const warmup = flag('warmup', 2)
+const sessionCount = flag('sessions', 50)
+
+interface Row {
+  result: LoadResult
+  baseline?: LoadResult
+  /** Minimum ratio to the baseline, and maximum p99 in ms. */
+  minRatio?: number
+  maxP99?: number
+}
+
+async function measure(server: ChildServer, scenario: Scenario): Promise<LoadResult> {
+  if (warmup > 0) await runLoad(server.baseUrl, scenario, { connections, duration: warmup })
+  const result = await runLoad(server.baseUrl, scenario, { connections, duration })
+  console.log(`  ${scenario.name.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${result.p99} ms`)
+  return result
+}
+
+function roundRobin<T>(xs: T[]): () => T {
+  let i = 0
+  return () => xs[i++ % xs.length]!
+}
+
+async function main(): Promise<void> {
+  console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  const baseline = await startBaseline()
+  const goalkeeper = await startGoalkeeper()
+  try {
+    const fixture = await createFixture(goalkeeper, sessionCount)
+    const auth = { authorization: `Bearer ${fixture.apiKey}` }
+    const session = roundRobin(fixture.sessionIds)
+    const stepText = stepTextSource(1)
+    const actionText = stepTextSource(2)
+    let turn = 0
+    let n = 0
+
+    const basePost = await measure(baseline, {
+      name: 'baseline POST (1 SQLite insert)',
+      method: 'POST',
+      next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
+    })
+    const baseGet = await measure(baseline, { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) })
+    const steps = await measure(goalkeeper, {
+      name: 'POST /v1/sessions/{id}/steps',
+      method: 'POST',
+      headers: auth,
+      next: () => ({ path: `/v1/sessions/${session()}/steps`, body: { description: stepText(), output: `ok ${n++}` } }),
+    })
+    const drift = await measure(goalkeeper, {
+      name: 'POST /v1/sessions/{id}/drift-checks',
+      method: 'POST',
+      headers: auth,
+      next: () => ({ path: `/v1/sessions/${session()}/drift-checks`, body: { action: actionText() } }),
+    })
+    const reminder = await measure(goalkeeper, {
+      name: 'GET /v1/sessions/{id}/reminder?turn=N',
+      method: 'GET',
+      headers: auth,
+      // Turns 1..30 cover the full, compact and ultra-compact modes.
+      next: () => ({ path: `/v1/sessions/${session()}/reminder?turn=${(turn++ % 30) + 1}` }),
+    })
+
+    const rows: Row[] = [
+      { result: basePost },
+      { result: baseGet },
+      { result: steps, baseline: basePost, minRatio: 0.6, maxP99: 25 },
+      { result: drift, baseline: basePost, minRatio: 0.6 },
+      { result: reminder, baseline: baseGet, minRatio: 0.7 },
+    ]
+    report(rows)
+    const failed = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0)
+    if (failed.length > 0) {
+      for (const r of failed) {
+        console.error(`FAIL ${r.result.name}: ${r.result.non2xx} non-2xx, ${r.result.errors} errors; status counts ${JSON.stringify(r.result.statusCounts)}; first: ${r.result.sample}`)
+      }
+      process.exitCode = 1
+    }
+  } finally {
+    await goalkeeper.stop()
+    await baseline.stop()
+  }
+}
+
+function report(rows: Row[]): void {
+  console.log(`\nload average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.table(
+    rows.map(({ result: r, baseline, minRatio, maxP99 }) => {
+      const ratio = baseline ? r.rps / baseline.rps : undefined
+      const ok = ratio === undefined ? '' : ratio >= minRatio! && (maxP99 === undefined || r.p99 <= maxP99) ? 'yes' : 'NO'
+      return {
+        scenario: r.name,
+        'req/s': Math.round(r.rps),
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'errors/non-2xx': `${r.errors}/${r.non2xx}`,
+        ratio: ratio === undefined ? '' : `${ratio.toFixed(2)}× ${baseline!.name.startsWith('baseline GET') ? 'GET' : 'POST'}`,
+        target: minRatio === undefined ? '' : `≥ ${minRatio}×${maxP99 === undefined ? '' : `, p99 ≤ ${maxP99} ms`}`,
+        ok,
+      }
+    }),
+  )
+}
+
+await main()
