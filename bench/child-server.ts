@@ -3,7 +3,7 @@
  * child is killed and every temp dir removed on normal return, on a thrown error, on SIGINT/SIGTERM
  * and on process exit (the `exit` handler is synchronous, so it SIGKILLs and uses rmSync).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -78,8 +78,8 @@ function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 export interface SpawnOptions {
   name: string
-  /** A TypeScript entry file relative to the repo root, run with `node --import tsx`. */
-  entry: string
+  /** Node arguments, relative to the repo root (e.g. `['dist/server.js']` or `['--import', 'tsx', 'x.ts']`). */
+  args: string[]
   env: Record<string, string>
   /** Path polled until it answers 200 (e.g. /readyz). */
   readyPath: string
@@ -87,13 +87,13 @@ export interface SpawnOptions {
   timeoutMs?: number
 }
 
-/** Spawns `node --import tsx <entry>` with the given env (on top of a clean process env) and waits until ready. */
+/** Spawns `node <args>` with the given env (on top of a clean process env) and waits until ready. */
 export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
   const env: Record<string, string> = {}
   // The parent's own GOALKEEPER_* settings (an LLM URL, a rate limit) must not leak into the run.
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('GOALKEEPER_')) env[k] = v
   Object.assign(env, opts.env)
-  const child = spawn(process.execPath, ['--import', 'tsx', opts.entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, opts.args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   // Always drain the pipes (a full pipe would block the child); keep the tail for error messages.
   let tail = ''
@@ -147,13 +147,32 @@ export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
 
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef'
 
-/** The real goalkeeper server (`src/server.ts`) on a fresh SQLite file, rate limit off. */
-export async function startGoalkeeper(opts: { logLevel?: string } = {}): Promise<ChildServer & { dir: string }> {
+/**
+ * Compiles src/ to dist/ exactly as `npm start` does (its prestart is `npm run build`), so the
+ * benchmark measures what users run: plain node on compiled JS, no loader thread. Throws with
+ * the compiler output when the build fails.
+ */
+export function buildDist(): void {
+  const t0 = Date.now()
+  const tsc = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+  const res = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, encoding: 'utf8' })
+  if (res.status !== 0) throw new Error(`npm run build failed:\n${res.stdout}${res.stderr}`)
+  console.log(`built dist/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+}
+
+export interface GoalkeeperOptions {
+  logLevel?: string
+  /** Run src/server.ts through tsx instead of the compiled dist/server.js (quick looks; adds a loader thread's memory). */
+  fromSource?: boolean
+}
+
+/** The real goalkeeper server on a fresh SQLite file in a temp dir, rate limit off. */
+export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<ChildServer & { dir: string }> {
   const dir = tempDir('goalkeeper-bench-')
   const port = await freePort()
   const server = await spawnServer({
     name: 'goalkeeper',
-    entry: 'src/server.ts',
+    args: opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js'],
     port,
     readyPath: '/readyz',
     env: {
@@ -181,7 +200,7 @@ export async function startBaseline(): Promise<ChildServer> {
   const port = await freePort()
   const server = await spawnServer({
     name: 'baseline',
-    entry: 'bench/baseline-server.ts',
+    args: ['--import', 'tsx', 'bench/baseline-server.ts'],
     port,
     readyPath: '/ping',
     env: { PORT: String(port), BASELINE_DB: join(dir, 'baseline.db') },

@@ -1,21 +1,23 @@
 /**
  * HTTP throughput and latency of the real server against a same-run baseline (`npm run bench:http`).
  *
- * Two child processes on 127.0.0.1: goalkeeper (`src/server.ts`, fresh SQLite file in a temp dir,
+ * Two child processes on 127.0.0.1: goalkeeper (`dist/server.js`, built first as `npm start` does;
+ * `--tsx` runs src/server.ts instead; a fresh SQLite file in a temp dir,
  * GOALKEEPER_RATE_LIMIT_PER_MINUTE=0, LOG_LEVEL=warn) and a bare Fastify baseline (one prepared
  * SQLite insert per POST, one bare GET). autocannon drives each scenario with 50 connections for
  * 10 s (after a short warm-up) from this process, so the load generator shares the machine with
  * the server exactly as it does with the baseline: compare the ratios, not absolute req/s.
  *
- * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50).
+ * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx.
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
-import { startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
-import { createFixture, flag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
+import { buildDist, startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
+import { createFixture, flag, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
 
 const duration = flag('duration', 10)
 const connections = flag('connections', 50)
+const fromSource = hasFlag('tsx')
 const warmup = flag('warmup', 2)
 const sessionCount = flag('sessions', 50)
 
@@ -40,9 +42,10 @@ function roundRobin<T>(xs: T[]): () => T {
 }
 
 async function main(): Promise<void> {
+  if (!fromSource) buildDist()
   console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const baseline = await startBaseline()
-  const goalkeeper = await startGoalkeeper()
+  const goalkeeper = await startGoalkeeper({ fromSource })
   try {
     const fixture = await createFixture(goalkeeper, sessionCount)
     const auth = { authorization: `Bearer ${fixture.apiKey}` }

@@ -152,4 +152,9 @@ export function flag(name: string, fallback: number): number {
   return fallback
 }
 
+/** True when `--name` is on the command line. */
+export function hasFlag(name: string): boolean {
+  return process.argv.slice(2).includes(`--${name}`)
+}
+
 export const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
