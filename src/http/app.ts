@@ -14,6 +14,8 @@ import { installErrorHandlers } from './errors.js'
 import { installIdempotency } from './idempotency.js'
 import { agentRoutes } from './routes/agents.js'
 import { healthRoutes } from './routes/health.js'
+import { sessionGuidanceRoutes } from './routes/session-guidance.js'
+import { sessionRoutes } from './routes/sessions.js'
 import { Problem } from './schemas/common.js'
 
 export interface AppDeps {
@@ -74,6 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       tags: [
         { name: 'agents', description: 'Admin: agents and API keys' },
         { name: 'operations', description: 'Health, readiness, metrics' },
+        { name: 'sessions', description: 'Goal sessions: step verdicts, drift checks, reminders, recitation' },
       ],
       components: {
         securitySchemes: {
@@ -115,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await app.register(healthRoutes, { handle: deps.handle, metrics })
   await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })
+  await app.register(sessionRoutes, { prefix: '/v1', sessions: services.sessions })
+  await app.register(sessionGuidanceRoutes, { prefix: '/v1', sessions: services.sessions })
   // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }).
 
   return Object.assign(app as unknown as FastifyInstance, { services, metrics })

@@ -4,6 +4,8 @@ import type { Clock } from '../engine/clock.js'
 import type { Metrics } from '../metrics.js'
 import { AgentsService } from './agents.js'
 import { IdempotencyService } from './idempotency.js'
+import { createLlmVerify } from './llm-verify.js'
+import { SessionsService } from './sessions.js'
 
 export interface ServiceDeps {
   config: Config
@@ -17,6 +19,14 @@ export function createServices(deps: ServiceDeps) {
   return {
     agents: new AgentsService(deps.handle, deps.clock),
     idempotency: new IdempotencyService(deps.handle, deps.clock),
+    sessions: new SessionsService({
+      handle: deps.handle,
+      clock: deps.clock,
+      metrics: deps.metrics,
+      ...(deps.config.llm === undefined
+        ? {}
+        : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
+    }),
   }
 }
 

@@ -1,0 +1,70 @@
+import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { agents } from './agents.js'
+
+/**
+ * Goal sessions. Times are epoch ms. `snapshot` is the engine's GoalSession JSON and `version`
+ * the optimistic-concurrency counter every write checks (`UPDATE … WHERE version = ?`).
+ * `state` (GoalState JSON) is kept beside it so lists and reads never parse the snapshot.
+ */
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    goal: text('goal').notNull(),
+    /** JSON array of strings. */
+    plan: text('plan').notNull(),
+    status: text('status', { enum: ['active', 'archived'] }).notNull().default('active'),
+    /** Resolved SessionConfig JSON. */
+    config: text('config').notNull(),
+    /** JSON object. */
+    metadata: text('metadata').notNull().default('{}'),
+    state: text('state').notNull(),
+    snapshot: text('snapshot').notNull(),
+    version: integer('version').notNull().default(1),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('sessions_agent_status_idx').on(t.agentId, t.status, t.id), index('sessions_agent_id_idx').on(t.agentId, t.id)],
+)
+
+/** The step log, appended: one row per `POST …/steps`. */
+export const steps = sqliteTable(
+  'steps',
+  {
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    stepNumber: integer('step_number').notNull(),
+    agentId: text('agent_id').notNull(),
+    description: text('description').notNull(),
+    output: text('output').notNull().default(''),
+    /** StepVerification JSON. */
+    verification: text('verification').notNull(),
+    /** DriftCheck JSON. */
+    drift: text('drift').notNull(),
+    recommendedAction: text('recommended_action').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.stepNumber] })],
+)
+
+/** Drift events of steps and drift checks, appended; `seq` orders them and pages the list. */
+export const driftEvents = sqliteTable(
+  'drift_events',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    sessionId: text('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    agentId: text('agent_id').notNull(),
+    stepNumber: integer('step_number').notNull(),
+    similarity: real('similarity').notNull(),
+    actionText: text('action_text').notNull(),
+    severity: text('severity', { enum: ['none', 'low', 'moderate', 'high', 'critical'] }).notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('drift_events_session_idx').on(t.sessionId, t.seq)],
+)

@@ -1,0 +1,399 @@
+/**
+ * GoalSession: one goal session as a single aggregate — GoalTracker (verdicts), GoalDNA (drift),
+ * GoalReminderInjector (reminders), RecitationManager (status blocks) and the recitation context —
+ * so the HTTP service loads one object, calls one method and persists one snapshot.
+ */
+import { wallClock, type Clock } from './clock.js'
+import { GoalDNA, type DriftCheck, type DriftSeverity, type DriftTrend, type GoalDNAJSON, type TrendDirection } from './goal-dna.js'
+import { GoalReminderInjector, type GoalReminder, type GoalReminderJSON } from './goal-reminder.js'
+import { GoalTracker, type GoalState, type GoalTrackerJSON, type StepVerification } from './goal-tracker.js'
+import type { LlmVerifyFn } from './llm-verify.js'
+import {
+  calculateOptimalFrequency,
+  RecitationManager,
+  type ChatMessage,
+  type PlanTask,
+  type RecitationBlock,
+  type RecitationJSON,
+  type RecitationState,
+  type TodoItem,
+} from './recitation.js'
+import { resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
+import { PROGRESS_STALL_TURNS } from './step-alignment.js'
+
+export interface RecitationContext {
+  plan_tasks?: PlanTask[]
+  todos?: TodoItem[]
+  memories?: string[]
+  active_files?: string[]
+  recent_errors?: string[]
+}
+
+export type SessionEvent =
+  | { type: 'drift_detected'; data: { step_number: number; similarity: number; severity: DriftSeverity; consecutive_drift_count: number; action_text: string } }
+  | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string } }
+  | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
+
+export interface StepResult {
+  step_number: number
+  verification: StepVerification
+  drift: DriftCheck
+  state: GoalState
+}
+
+/** What a mutation returns besides its result: the episode events to publish. */
+export interface WithEvents<T> {
+  result: T
+  events: SessionEvent[]
+}
+
+export interface ReminderOverrides {
+  drift_score?: number
+  is_drift_active?: boolean
+  summary?: string
+  current_sub_goal?: string
+}
+
+export interface RecitationPreview {
+  should_inject: boolean
+  frequency: number
+  content: string | null
+  text: string | null
+  token_estimate: number
+}
+
+export interface RecitationInjection<M extends ChatMessage> {
+  messages: Array<M | ChatMessage>
+  injected: boolean
+  recitation: { text: string; token_estimate: number } | null
+}
+
+export interface SessionSummary {
+  goal: string
+  progress: number
+  drift: number
+  steps_completed: number
+  steps_planned: number
+  loops_detected: number
+  stall_turns: number
+  elapsed_seconds: number
+  verifications: number
+  avg_alignment: number
+  dna: { token_count: number; total_checks: number; drift_events: number; trend_direction: TrendDirection; consecutive_drift_count: number }
+  reminders: { total_reminders: number; pitfalls_count: number; tried_approaches_count: number; history_size: number }
+}
+
+export interface GoalSessionJSON {
+  goal: string
+  config: SessionConfig
+  step_count: number
+  context: RecitationContext
+  tracker: GoalTrackerJSON
+  dna: GoalDNAJSON
+  reminder: GoalReminderJSON
+  recitation: RecitationJSON
+}
+
+export interface GoalSessionOptions {
+  clock?: Clock
+  /** How long an LLM verification may take before the heuristic is used, ms. */
+  llm_timeout_ms?: number
+}
+
+const DESCRIPTION_IN_EVENT = 200
+
+export class GoalSession {
+  readonly config: SessionConfig
+  private readonly clock: Clock
+  private readonly llmTimeoutMs: number | undefined
+  private goalText: string
+  private stepCount = 0
+  private context: RecitationContext = {}
+  private tracker: GoalTracker
+  private dna: GoalDNA
+  private injector: GoalReminderInjector
+  private recitationManager: RecitationManager
+
+  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}) {
+    this.config = resolveSessionConfig(init.config)
+    this.clock = options.clock ?? wallClock
+    this.llmTimeoutMs = options.llm_timeout_ms
+    this.goalText = init.goal
+    this.tracker = this.newTracker(init.goal)
+    this.tracker.setPlan(init.plan ?? [])
+    this.dna = this.newDna(init.goal)
+    const c = this.config
+    this.injector = new GoalReminderInjector({
+      full_cutoff: c.full_cutoff,
+      compact_cutoff: c.compact_cutoff,
+      max_pitfalls: c.max_pitfalls,
+      max_tried: c.max_tried,
+      drift_warning_threshold: c.drift_warning_threshold,
+      clock: this.clock,
+    })
+    this.injector.setGoal(init.goal)
+    // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
+    this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock: this.clock })
+  }
+
+  private newTracker(goal: string): GoalTracker {
+    return new GoalTracker(goal, { clock: this.clock, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) })
+  }
+
+  private newDna(goal: string): GoalDNA {
+    const c = this.config
+    return new GoalDNA(goal, { drift_threshold: c.drift_threshold, consecutive_limit: c.consecutive_limit, history_size: c.history_size, clock: this.clock })
+  }
+
+  get goal(): string {
+    return this.goalText
+  }
+  get plan(): string[] {
+    return this.tracker.getPlan()
+  }
+  get stepsTaken(): number {
+    return this.stepCount
+  }
+
+  state(): GoalState {
+    return this.tracker.getState()
+  }
+
+  /** Verifies a step with the heuristic only, checks it for drift and reports episode events. */
+  step(description: string, output = ''): StepResult & { events: SessionEvent[] } {
+    const before = this.tracker.getState()
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output))
+  }
+
+  /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
+  async stepAsync(description: string, output: string, llmVerify: LlmVerifyFn): Promise<StepResult & { events: SessionEvent[] }> {
+    const before = this.tracker.getState()
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify))
+  }
+
+  private finishStep(description: string, before: GoalState, verification: StepVerification): StepResult & { events: SessionEvent[] } {
+    const step_number = ++this.stepCount
+    const { result: drift, events } = this.driftCheck(description, step_number)
+    const state = this.tracker.getState()
+    if (state.loop_detected && !before.loop_detected) {
+      events.push({ type: 'loop_detected', data: { step_number, loop_count: state.loop_count, description: description.slice(0, DESCRIPTION_IN_EVENT) } })
+    }
+    // Once per stall: when the stall reaches the replan threshold, not on every later turn.
+    if (state.stall_turns === PROGRESS_STALL_TURNS && before.stall_turns < PROGRESS_STALL_TURNS) {
+      events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns } })
+    }
+    return { step_number, verification, drift, state, events }
+  }
+
+  /** Scores an action against the goal; `drift_detected` when sustained drift begins (once per episode). */
+  driftCheck(action: string, step_number: number = this.stepCount): WithEvents<DriftCheck> {
+    const wasDrifting = this.dna.isDrifting()
+    const result = this.dna.check(step_number, action)
+    const events: SessionEvent[] = []
+    if (result.drifting && !wasDrifting) {
+      events.push({
+        type: 'drift_detected',
+        data: {
+          step_number,
+          similarity: result.similarity,
+          severity: result.severity,
+          consecutive_drift_count: result.consecutive_drift_count,
+          action_text: result.event?.action_text ?? action.slice(0, DESCRIPTION_IN_EVENT),
+        },
+      })
+    }
+    return { result, events }
+  }
+
+  trend(window = 10): DriftTrend {
+    return this.dna.getTrend(window)
+  }
+
+  /** New goal: new fingerprint and tracker (plan kept, counter at 0); pitfalls, tried approaches and reminder history cleared. */
+  setGoal(goal: string): void {
+    const startedAt = this.tracker.toJSON().started_at
+    const plan = this.tracker.getPlan()
+    this.goalText = goal
+    const fresh = this.newTracker(goal)
+    fresh.setPlan(plan)
+    // The session's elapsed time runs from its creation, not from the last goal change.
+    const options = { clock: this.clock, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) }
+    this.tracker = GoalTracker.fromJSON({ ...fresh.toJSON(), started_at: startedAt }, options)
+    this.dna = this.newDna(goal)
+    this.injector.setGoal(goal)
+  }
+
+  setPlan(steps: readonly string[]): void {
+    this.tracker.setPlan(steps)
+  }
+
+  resetDrift(): GoalState {
+    this.dna.resetConsecutive()
+    return this.state()
+  }
+
+  resetLoop(): GoalState {
+    this.tracker.resetLoopDetection()
+    return this.state()
+  }
+
+  addPitfall(text: string): string[] {
+    this.injector.recordPitfall(text)
+    return this.injector.pitfalls
+  }
+
+  addTriedApproach(text: string): string[] {
+    this.injector.recordTriedApproach(text)
+    return this.injector.triedApproaches
+  }
+
+  /** Builds (and records) a goal reminder; progress and drift default to the live state. */
+  reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
+    const s = this.tracker.getState()
+    const plan = this.tracker.getPlan()
+    const subGoal = overrides.current_sub_goal ?? plan[s.current_step]
+    return this.injector.buildReminder({
+      turn_number: turn,
+      drift_score: overrides.drift_score ?? s.drift_score,
+      is_drift_active: overrides.is_drift_active ?? this.dna.isDrifting(),
+      progress: {
+        current_step: s.current_step,
+        total_steps: s.total_steps_planned,
+        progress_pct: s.progress,
+        ...(overrides.summary === undefined ? {} : { summary: overrides.summary }),
+        ...(subGoal === undefined ? {} : { current_sub_goal: subGoal }),
+      },
+    })
+  }
+
+  /** Replaces the context fields given; the others are kept. */
+  setContext(context: RecitationContext): RecitationContext {
+    this.context = { ...this.context, ...stripUndefined(context) }
+    return this.getContext()
+  }
+
+  getContext(): RecitationContext {
+    return structuredClone(this.context)
+  }
+
+  private recitationState(iteration: number, context_tokens?: number): RecitationState {
+    return {
+      iteration,
+      goal: this.goalText,
+      plan_tasks: this.context.plan_tasks ?? this.planTasks(),
+      ...stripUndefined({
+        todos: this.context.todos,
+        memories: this.context.memories,
+        active_files: this.context.active_files,
+        recent_errors: this.context.recent_errors,
+        context_tokens,
+      }),
+    }
+  }
+
+  /** The plan as tasks when the agent has not sent its own: done before the current step, in progress at it. */
+  private planTasks(): PlanTask[] {
+    const current = this.tracker.getState().current_step
+    return this.tracker.getPlan().map((description, i) => ({
+      description,
+      status: i < current ? 'completed' : i === current ? 'in_progress' : 'pending',
+    }))
+  }
+
+  /** Read-only: what an injection at `iteration` would do, without recording it. */
+  recitation(iteration: number, context_tokens?: number): RecitationPreview {
+    const cfg = this.config.recitation
+    const frequency =
+      cfg.frequency !== 'adaptive'
+        ? cfg.frequency
+        : context_tokens !== undefined
+          ? calculateOptimalFrequency(context_tokens)
+          : this.recitationManager.toJSON().adaptive_frequency
+    const should_inject = iteration === 1 || iteration - this.recitationManager.lastInjectionIteration >= frequency
+    const block: RecitationBlock | null = this.recitationManager.buildBlock(this.recitationState(iteration, context_tokens))
+    return {
+      should_inject,
+      frequency,
+      content: block?.content ?? null,
+      text: block?.text ?? null,
+      token_estimate: block?.token_estimate ?? 0,
+    }
+  }
+
+  /** Inserts the block before the last user message when due (or forced) and records the injection. */
+  injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { context_tokens?: number; force?: boolean } = {}): RecitationInjection<M> {
+    const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.context_tokens), { force: opts.force === true })
+    return {
+      messages: r.messages,
+      injected: r.injected,
+      recitation: r.recitation === null ? null : { text: r.recitation.text, token_estimate: r.recitation.token_estimate },
+    }
+  }
+
+  summary(): SessionSummary {
+    const t = this.tracker.getSummary()
+    const d = this.dna.getSummary()
+    const r = this.injector.getStats()
+    return {
+      goal: this.goalText,
+      progress: t.progress,
+      drift: t.drift,
+      steps_completed: t.steps_completed,
+      steps_planned: t.steps_planned,
+      loops_detected: t.loops_detected,
+      stall_turns: t.stall_turns,
+      elapsed_seconds: t.elapsed_seconds,
+      verifications: t.verifications,
+      avg_alignment: t.avg_alignment,
+      dna: {
+        token_count: d.token_count,
+        total_checks: d.total_checks,
+        drift_events: d.drift_events,
+        trend_direction: d.trend_direction,
+        consecutive_drift_count: d.consecutive_drift_count,
+      },
+      reminders: {
+        total_reminders: r.total_reminders,
+        pitfalls_count: r.pitfalls_count,
+        tried_approaches_count: r.tried_approaches_count,
+        history_size: r.history_size,
+      },
+    }
+  }
+
+  /**
+   * The whole state, kept small because it is written on every step: the step log and drift
+   * events live in their own tables, so the tracker's verification history and the GoalDNA event
+   * list are left out, and reminder history keeps only its entries' metadata (its size is all a
+   * session reports). None of these feed any later result.
+   */
+  toJSON(): GoalSessionJSON {
+    const reminder = this.injector.toJSON()
+    return {
+      goal: this.goalText,
+      config: structuredClone(this.config),
+      step_count: this.stepCount,
+      context: this.getContext(),
+      tracker: { ...this.tracker.toJSON(), history: [] },
+      dna: { ...this.dna.toJSON(), drift_events: [] },
+      reminder: { ...reminder, history: reminder.history.map((h) => ({ ...h, text: '' })) },
+      recitation: this.recitationManager.toJSON(),
+    }
+  }
+
+  static fromJSON(json: GoalSessionJSON, options: GoalSessionOptions = {}): GoalSession {
+    const s = new GoalSession({ goal: json.goal, config: json.config }, options)
+    const clock = s.clock
+    s.stepCount = json.step_count
+    s.context = structuredClone(json.context)
+    s.tracker = GoalTracker.fromJSON(json.tracker, { clock, ...(options.llm_timeout_ms === undefined ? {} : { llm_timeout_ms: options.llm_timeout_ms }) })
+    s.dna = GoalDNA.fromJSON(json.dna, { clock })
+    s.injector = GoalReminderInjector.fromJSON(json.reminder, clock)
+    s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
+    return s
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}

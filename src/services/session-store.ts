@@ -1,0 +1,133 @@
+/**
+ * Prepared statements over `sessions`, `steps` and `drift_events`. Every statement is scoped by
+ * agent_id, so another agent's session id simply finds nothing (and becomes a 404).
+ */
+import type Database from 'better-sqlite3'
+
+export interface SessionMetaRow {
+  id: string
+  agent_id: string
+  goal: string
+  plan: string
+  status: 'active' | 'archived'
+  config: string
+  metadata: string
+  state: string
+  version: number
+  created_at: number
+  updated_at: number
+}
+
+export interface SessionInsert extends SessionMetaRow {
+  snapshot: string
+}
+
+export interface SnapshotWrite {
+  id: string
+  agent_id: string
+  version: number
+  goal: string
+  plan: string
+  state: string
+  snapshot: string
+  updated_at: number
+}
+
+export interface StepRow {
+  session_id: string
+  step_number: number
+  agent_id: string
+  description: string
+  output: string
+  verification: string
+  drift: string
+  recommended_action: string
+  created_at: number
+}
+
+export interface DriftEventRow {
+  seq: number
+  session_id: string
+  agent_id: string
+  step_number: number
+  similarity: number
+  action_text: string
+  severity: string
+  created_at: number
+}
+
+const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, created_at, updated_at'
+
+function prepareAll(db: Database.Database) {
+  return {
+    insert: db.prepare<[SessionInsert]>(
+      `INSERT INTO sessions (${META}, snapshot)
+       VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at, @snapshot)`,
+    ),
+    meta: db.prepare<[string, string], SessionMetaRow>(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`),
+    snapshot: db.prepare<[string, string], { snapshot: string; version: number }>(
+      'SELECT snapshot, version FROM sessions WHERE agent_id = ? AND id = ?',
+    ),
+    // Optimistic concurrency: the write lands only on the version it was computed from.
+    writeSnapshot: db.prepare<[SnapshotWrite]>(
+      `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, snapshot = @snapshot,
+         version = version + 1, updated_at = @updated_at
+       WHERE agent_id = @agent_id AND id = @id AND version = @version`,
+    ),
+    writeAttrs: db.prepare<[{ id: string; agent_id: string; status: string; metadata: string; updated_at: number }]>(
+      `UPDATE sessions SET status = @status, metadata = @metadata, version = version + 1, updated_at = @updated_at
+       WHERE agent_id = @agent_id AND id = @id`,
+    ),
+    remove: db.prepare<[string, string]>('DELETE FROM sessions WHERE agent_id = ? AND id = ?'),
+    listAll: db.prepare<[string, string, number], SessionMetaRow>(
+      `SELECT ${META} FROM sessions WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?`,
+    ),
+    listByStatus: db.prepare<[string, string, string, number], SessionMetaRow>(
+      `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
+    ),
+    insertStep: db.prepare<[StepRow]>(
+      `INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at)
+       VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at)`,
+    ),
+    listSteps: db.prepare<[string, string, number, number], StepRow>(
+      `SELECT * FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?`,
+    ),
+    insertDriftEvent: db.prepare<[Omit<DriftEventRow, 'seq'>]>(
+      `INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
+       VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`,
+    ),
+    listDriftEvents: db.prepare<[string, string, number, number], DriftEventRow>(
+      `SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    ),
+  }
+}
+
+export type SessionStatements = ReturnType<typeof prepareAll>
+
+/** Statements are prepared on first use: the app may be built before migrations ran (/readyz). */
+export class SessionStore {
+  readonly sqlite: Database.Database
+  #stmts: SessionStatements | undefined
+
+  constructor(sqlite: Database.Database) {
+    this.sqlite = sqlite
+  }
+
+  get q(): SessionStatements {
+    this.#stmts ??= prepareAll(this.sqlite)
+    return this.#stmts
+  }
+
+  list(agentId: string, status: string | undefined, limit: number, cursor = ''): SessionMetaRow[] {
+    return status === undefined
+      ? this.q.listAll.all(agentId, cursor, limit + 1)
+      : this.q.listByStatus.all(agentId, status, cursor, limit + 1)
+  }
+}
+
+/** Cursor of a list keyed by an integer (step number, event sequence): its decimal string. */
+export function intCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0
+  const n = Number(cursor)
+  return Number.isSafeInteger(n) && n >= 0 ? n : Number.MAX_SAFE_INTEGER
+}

@@ -1,0 +1,254 @@
+/**
+ * Goal sessions: lifecycle, the per-step verdict, drift checks, reminders and recitation. Each
+ * call loads the session (scoped by agent), runs the pure engine and persists in one transaction
+ * (see session-engine-store.ts).
+ */
+import type { DbHandle } from '../db/client.js'
+import type { Clock } from '../engine/clock.js'
+import type { DriftCheck, DriftEvent, DriftTrend } from '../engine/goal-dna.js'
+import type { GoalReminder } from '../engine/goal-reminder.js'
+import type {
+  GoalSession,
+  RecitationContext,
+  RecitationInjection,
+  RecitationPreview,
+  ReminderOverrides,
+  SessionEvent,
+  SessionSummary,
+  StepResult,
+} from '../engine/goal-session.js'
+import type { GoalState } from '../engine/goal-tracker.js'
+import type { LlmVerifyFn } from '../engine/llm-verify.js'
+import type { ChatMessage } from '../engine/recitation.js'
+import { SessionConfigError } from '../engine/session-config.js'
+import { badRequest, notFound } from '../errors.js'
+import { newId } from '../ids.js'
+import type { Metrics } from '../metrics.js'
+import type { Page } from './pagination.js'
+import { assertActive, raceConflict, SessionEngineStore, type MutationOutcome } from './session-engine-store.js'
+import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
+import { intCursor, type SessionMetaRow } from './session-store.js'
+import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './session-turn-parts.js'
+
+export interface SessionsDeps {
+  handle: DbHandle
+  clock: Clock
+  metrics: Metrics
+  /** Set when GOALKEEPER_LLM_URL is configured; used by sessions with `config.llm_verify`. */
+  llmVerify?: LlmVerifyFn
+  llmTimeoutMs?: number
+}
+
+/** Attempts of an LLM-verified step before a lost race becomes a 409. */
+const STEP_ATTEMPTS = 3
+
+export class SessionsService {
+  readonly engines: SessionEngineStore
+  private readonly clock: Clock
+  private readonly metrics: Metrics
+  private readonly llmVerify: LlmVerifyFn | undefined
+
+  constructor(deps: SessionsDeps) {
+    this.clock = deps.clock
+    this.metrics = deps.metrics
+    this.llmVerify = deps.llmVerify
+    this.engines = new SessionEngineStore(deps.handle, deps.clock, deps.metrics, deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs })
+  }
+
+  private get q() {
+    return this.engines.store.q
+  }
+
+  create(agentId: string, input: CreateSessionInput): Session {
+    let session: GoalSession
+    try {
+      session = this.engines.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
+    } catch (err) {
+      if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: `body/config/${err.field}`, message: err.message }])
+      throw err
+    }
+    const now = this.clock()
+    const row = {
+      id: newId('ses', now),
+      agent_id: agentId,
+      goal: session.goal,
+      plan: JSON.stringify(session.plan),
+      status: 'active' as const,
+      config: JSON.stringify(session.config),
+      metadata: JSON.stringify(input.metadata ?? {}),
+      state: JSON.stringify(session.state()),
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    }
+    this.q.insert.run({ ...row, snapshot: JSON.stringify(session.toJSON()) })
+    return toSession(row)
+  }
+
+  list(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Page<Session> {
+    const rows = this.engines.store.list(agentId, status, limit, cursor)
+    const items = rows.slice(0, limit).map(toSession)
+    return { items, next_cursor: rows.length > limit ? items[items.length - 1]!.id : null }
+  }
+
+  get(agentId: string, id: string): Session {
+    return toSession(this.engines.meta(agentId, id))
+  }
+
+  delete(agentId: string, id: string): void {
+    const res = this.q.remove.run(agentId, id)
+    this.engines.forget(id)
+    if (res.changes === 0) throw notFound('session', id)
+  }
+
+  /** Archive / unarchive and replace metadata. The engine state is untouched. */
+  update(agentId: string, id: string, patch: { status?: SessionStatus; metadata?: Record<string, unknown> }): Session {
+    const meta = this.engines.meta(agentId, id)
+    const now = this.clock()
+    const next = {
+      id,
+      agent_id: agentId,
+      status: patch.status ?? meta.status,
+      metadata: patch.metadata === undefined ? meta.metadata : JSON.stringify(patch.metadata),
+      updated_at: now,
+    }
+    this.q.writeAttrs.run(next)
+    return toSession({ ...meta, ...next, version: meta.version + 1 })
+  }
+
+  private mutateSession(agentId: string, id: string, fn: (s: GoalSession) => void): Session {
+    this.engines.mutate(agentId, id, (s) => ({ result: fn(s) }))
+    return this.get(agentId, id)
+  }
+
+  setGoal(agentId: string, id: string, goal: string): Session {
+    return this.mutateSession(agentId, id, (s) => s.setGoal(goal))
+  }
+
+  setPlan(agentId: string, id: string, steps: string[]): Session {
+    return this.mutateSession(agentId, id, (s) => s.setPlan(steps))
+  }
+
+  summary(agentId: string, id: string): SessionSummary {
+    return this.engines.hydrate(this.engines.meta(agentId, id)).summary()
+  }
+
+  /** The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside any transaction. */
+  async step(agentId: string, id: string, input: { description: string; output?: string }): Promise<StepResult> {
+    const output = input.output ?? ''
+    const meta = this.engines.meta(agentId, id)
+    assertActive(meta)
+    const useLlm = this.llmVerify !== undefined && (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify === true
+    if (!useLlm) {
+      return this.counted(this.engines.mutate(agentId, id, (s, m) => this.stepOutcome(m, input.description, output, s.step(input.description, output))))
+    }
+    let current = meta
+    for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
+      const copy = this.engines.fresh(current)
+      const raw = await copy.stepAsync(input.description, output, this.llmVerify!)
+      const done = this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw))
+      if (done !== undefined) return this.counted(done.value)
+      current = this.engines.meta(agentId, id)
+      assertActive(current)
+    }
+    throw raceConflict()
+  }
+
+  private counted(result: StepResult): StepResult {
+    this.metrics.verdicts.inc({ action: result.verification.recommended_action })
+    return result
+  }
+
+  private stepOutcome(meta: SessionMetaRow, description: string, output: string, raw: StepResult & { events: SessionEvent[] }): MutationOutcome<StepResult> {
+    const { events, ...result } = raw
+    return {
+      result,
+      events,
+      drift_events: result.drift.event === null ? [] : [result.drift.event],
+      write: (now) =>
+        this.q.insertStep.run({
+          session_id: meta.id,
+          step_number: result.step_number,
+          agent_id: meta.agent_id,
+          description,
+          output,
+          verification: JSON.stringify(result.verification),
+          drift: JSON.stringify(result.drift),
+          recommended_action: result.verification.recommended_action,
+          created_at: now,
+        }),
+    }
+  }
+
+  steps(agentId: string, id: string, limit: number, cursor?: string): Page<StepLogEntry> {
+    this.engines.meta(agentId, id)
+    const rows = this.q.listSteps.all(id, agentId, intCursor(cursor), limit + 1)
+    const items = rows.slice(0, limit).map(toStep)
+    return { items, next_cursor: rows.length > limit ? String(items[items.length - 1]!.step_number) : null }
+  }
+
+  driftCheck(agentId: string, id: string, action: string, stepNumber?: number): DriftCheck {
+    return this.engines.mutate(agentId, id, (s) => {
+      const { result, events } = s.driftCheck(action, stepNumber)
+      return { result, events, drift_events: result.event === null ? [] : [result.event] }
+    })
+  }
+
+  trend(agentId: string, id: string, window: number): DriftTrend {
+    return this.engines.hydrate(this.engines.meta(agentId, id)).trend(window)
+  }
+
+  driftEvents(agentId: string, id: string, limit: number, cursor?: string): Page<DriftEvent> {
+    this.engines.meta(agentId, id)
+    const rows = this.q.listDriftEvents.all(id, agentId, intCursor(cursor), limit + 1)
+    const page = rows.slice(0, limit)
+    return { items: page.map(toDriftEvent), next_cursor: rows.length > limit ? String(page[page.length - 1]!.seq) : null }
+  }
+
+  resetDrift(agentId: string, id: string): GoalState {
+    return this.engines.mutate(agentId, id, (s) => ({ result: s.resetDrift() }))
+  }
+
+  resetLoop(agentId: string, id: string): GoalState {
+    return this.engines.mutate(agentId, id, (s) => ({ result: s.resetLoop() }))
+  }
+
+  addPitfall(agentId: string, id: string, text: string): { pitfalls: string[] } {
+    return this.engines.mutate(agentId, id, (s) => ({ result: { pitfalls: s.addPitfall(text) } }))
+  }
+
+  addTriedApproach(agentId: string, id: string, text: string): { tried_approaches: string[] } {
+    return this.engines.mutate(agentId, id, (s) => ({ result: { tried_approaches: s.addTriedApproach(text) } }))
+  }
+
+  /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders). */
+  reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): GoalReminder {
+    return this.engines.mutate(agentId, id, (s) => ({ result: s.reminder(turn, overrides) }))
+  }
+
+  setContext(agentId: string, id: string, context: RecitationContext): RecitationContext {
+    return this.engines.mutate(agentId, id, (s) => ({ result: s.setContext(context) }))
+  }
+
+  recitation(agentId: string, id: string, iteration: number, contextTokens?: number): RecitationPreview {
+    return this.engines.hydrate(this.engines.meta(agentId, id)).recitation(iteration, contextTokens)
+  }
+
+  injectRecitation<M extends ChatMessage>(
+    agentId: string,
+    id: string,
+    input: { iteration: number; messages: M[]; context_tokens?: number; force?: boolean },
+  ): RecitationInjection<M> {
+    return this.engines.mutate(agentId, id, (s) => ({
+      result: s.injectRecitation(input.iteration, input.messages, {
+        ...(input.context_tokens === undefined ? {} : { context_tokens: input.context_tokens }),
+        ...(input.force === undefined ? {} : { force: input.force }),
+      }),
+    }))
+  }
+
+  /** The reminders engineer's TurnPartsProvider: the goal reminder and recitation for `POST /v1/turns`. */
+  turnParts(input: TurnPartsInput): SessionTurnParts {
+    return this.engines.mutate(input.agentId, input.sessionId, (s) => ({ result: sessionTurnParts(s, input) }))
+  }
+}
