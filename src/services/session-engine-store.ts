@@ -132,7 +132,7 @@ export class SessionEngineStore {
       })
     }
     for (const e of outcome.events ?? []) {
-      enqueue(this.handle.db, meta.agent_id, `session.${e.type}`, { session_id: meta.id, ...e.data }, now)
+      enqueue(this.handle.sqlite, meta.agent_id, `session.${e.type}`, { session_id: meta.id, ...e.data }, now)
     }
     this.cache.set(meta.id, { version: meta.version + 1, session })
     for (const e of outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
