@@ -1,0 +1,73 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { buildTestApp } from '../helpers.js'
+import { createSession, GOAL, postStep } from './sessions-fixtures.js'
+
+/** A stand-in OpenAI-compatible endpoint; the path picks the behaviour. */
+let server: Server
+let base = ''
+const seen: { path: string; body: { model: string; messages: { content: string }[] } }[] = []
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let raw = ''
+    req.on('data', (c) => (raw += c))
+    req.on('end', () => {
+      seen.push({ path: req.url ?? '', body: JSON.parse(raw) })
+      const answer = (content: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content } }] }))
+      if (req.url?.startsWith('/fast/')) return answer('{"score": 0.9, "reasoning": "advances the goal"}')
+      if (req.url?.startsWith('/garbage/')) return answer('I cannot say.')
+      if (req.url?.startsWith('/broken/')) return res.writeHead(500).end('boom')
+      if (req.url?.startsWith('/slow/')) return void setTimeout(() => answer('{"score": 1}'), 1500).unref()
+      res.writeHead(404).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise((resolve) => server.close(resolve))
+})
+
+async function stepWith(mode: string, llm_verify = true) {
+  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/${mode}/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '300' } })
+  const a = await t.createAgent()
+  const id = await createSession(t, a, { goal: GOAL, config: { llm_verify } })
+  const started = Date.now()
+  const res = await postStep(t, a, id, 'browse cat pictures on reddit', 'lots of cats')
+  expect(res.statusCode).toBe(201)
+  return { result: res.json(), ms: Date.now() - started, t, a, id }
+}
+
+it('blends 0.7 × LLM + 0.3 × heuristic when the heuristic is unsure', async () => {
+  const { result, t, a, id } = await stepWith('fast')
+  const last = seen[seen.length - 1]!
+  expect(last.path).toBe('/fast/v1/chat/completions')
+  expect(last.body.model).toBe('stand-in')
+  expect(last.body.messages[0]!.content).toContain(`Goal: ${GOAL}`)
+  expect(result.verification.alignment_score).toBeCloseTo(0.7 * 0.9 + 0.3 * 0.15, 10)
+  expect(result.verification.reasoning).toContain('LLM score 0.90')
+  // The verified step is persisted like any other.
+  const log = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/steps`, headers: a.headers })).json()
+  expect(log.items[0].verification).toEqual(result.verification)
+})
+
+it.each([
+  ['garbage', 'no usable score'],
+  ['broken', 'LLM verification failed'],
+  ['slow', 'timed out after 300 ms'],
+])('a %s LLM never fails the step: heuristic kept, noted in reasoning', async (mode, note) => {
+  const { result, ms } = await stepWith(mode)
+  expect(result.verification.alignment_score).toBeCloseTo(0.15, 10)
+  expect(result.verification.reasoning).toContain(note)
+  if (mode === 'slow') expect(ms).toBeLessThan(1400)
+})
+
+it('is not asked unless the session turns llm_verify on', async () => {
+  const before = seen.length
+  const { result } = await stepWith('fast', false)
+  expect(seen.length).toBe(before)
+  expect(result.verification.reasoning).not.toContain('LLM')
+})

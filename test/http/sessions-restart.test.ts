@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers.js'
+import { createSession, GOAL, PLAN, postStep, RUN } from './sessions-fixtures.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'gk-sessions-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+// A constant clock makes every timestamp (and elapsed time) equal between runs.
+const clock = () => Date.UTC(2026, 10, 22, 9)
+
+async function close(t: TestApp): Promise<void> {
+  await t.app.close()
+  t.handle.close()
+}
+
+it('a session continues exactly after a restart on the same database file', async () => {
+  const file = join(dir, 'restart.db')
+  const first = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
+  const agent = await first.createAgent()
+  const id = await createSession(first, agent)
+  for (const d of RUN.slice(0, 4)) await postStep(first, agent, id, d)
+  await first.app.inject({ method: 'POST', url: `/v1/sessions/${id}/pitfalls`, headers: agent.headers, payload: { text: 'avoid reddit' } })
+  await first.app.inject({ method: 'GET', url: `/v1/sessions/${id}/reminder?turn=2`, headers: agent.headers })
+  await close(first)
+
+  const second = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock, migrate: true })
+  const resumed = await postStep(second, agent, id, RUN[4]!)
+  const resumedSummary = (await second.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: agent.headers })).json()
+
+  const straight = await buildTestApp({ clock })
+  const other = await straight.createAgent()
+  const sid = await createSession(straight, other, { goal: GOAL, plan: PLAN })
+  for (const d of RUN.slice(0, 4)) await postStep(straight, other, sid, d)
+  await straight.app.inject({ method: 'POST', url: `/v1/sessions/${sid}/pitfalls`, headers: other.headers, payload: { text: 'avoid reddit' } })
+  await straight.app.inject({ method: 'GET', url: `/v1/sessions/${sid}/reminder?turn=2`, headers: other.headers })
+  const expected = await postStep(straight, other, sid, RUN[4]!)
+  const expectedSummary = (await straight.app.inject({ method: 'GET', url: `/v1/sessions/${sid}/summary`, headers: other.headers })).json()
+
+  expect(resumed.statusCode).toBe(201)
+  expect(resumed.json()).toEqual(expected.json())
+  expect(resumed.json().verification.recommended_action).toBe('replan')
+  expect(resumedSummary).toEqual(expectedSummary)
+})
+
+it('two apps writing one session through one file stay consistent (the version check refreshes each cache)', async () => {
+  const file = join(dir, 'shared.db')
+  const a = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
+  const b = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock, migrate: false })
+  const agent = await a.createAgent()
+  const id = await createSession(a, agent)
+  const alternating = []
+  for (const [i, d] of RUN.entries()) alternating.push((await postStep(i % 2 === 0 ? a : b, agent, id, d)).json())
+
+  const straight = await buildTestApp({ clock })
+  const other = await straight.createAgent()
+  const sid = await createSession(straight, other)
+  const expected = []
+  for (const d of RUN) expected.push((await postStep(straight, other, sid, d)).json())
+  expect(alternating).toEqual(expected)
+})
