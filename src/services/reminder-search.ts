@@ -6,16 +6,24 @@
  * such as `"`, `NEAR(`, `*` or `-` cannot raise a query error; text with no words matches nothing.
  */
 import type Database from 'better-sqlite3'
+import { STOP_WORDS } from '../engine/text.js'
 import { unprocessable } from '../errors.js'
+import type { ReminderStore } from './reminder-store.js'
 import { toReminder, wordTokens, type Reminder, type ReminderRow } from './reminder-model.js'
 
 const MAX_QUERY_TERMS = 32
 const MAX_MESSAGE_TERMS = 64
 export const MAX_SEARCH_LIMIT = 100
 
-/** Quoted, de-duplicated word tokens joined by `op`; null when the text has no words. */
+/**
+ * Quoted, de-duplicated word tokens joined by `op`; null when the text has no words. English
+ * stop words are left out unless the text has nothing else: they carry no relevance (BM25 gives
+ * a term in half the rows no weight) and would make every query touch most of the index.
+ */
 export function ftsQuery(text: string, op: 'OR' | 'AND', maxTerms = MAX_QUERY_TERMS): string | null {
-  const terms = [...new Set(wordTokens(text))].slice(0, maxTerms)
+  const all = [...new Set(wordTokens(text))]
+  const content = all.filter((t) => !STOP_WORDS.has(t))
+  const terms = (content.length > 0 ? content : all).slice(0, maxTerms)
   return terms.length === 0 ? null : terms.map((t) => `"${t}"`).join(` ${op} `)
 }
 
@@ -31,20 +39,26 @@ export function bm25Score(rank: number): number {
 type RankedRow = ReminderRow & { bm25_rank: number }
 
 export class ReminderSearch {
-  private readonly searchStmt: Database.Statement<[string, string, number], RankedRow>
-  private readonly contextStmt: Database.Statement<[string, string, number], ReminderRow>
+  private readonly store: ReminderStore
+  private readonly searchStmt: Database.Statement<[string, number, number, number, string], RankedRow>
+  private readonly contextStmt: Database.Statement<[string, number, number, string, number], ReminderRow>
   private readonly clearMessage: Database.Statement
   private readonly putMessage: Database.Statement<[string]>
   private readonly messageHas: Database.Statement<[string], { one: number }>
 
-  constructor(sqlite: Database.Database) {
+  constructor(store: ReminderStore) {
+    this.store = store
+    const sqlite = store.sqlite
+    // The agent's rowid range is applied inside FTS5, and only the top `limit` hits are joined
+    // (CROSS JOIN pins that order: otherwise the planner may walk all the agent's rows instead).
     // Column weights: a hit in the title counts most, then tags and pattern, then the body.
-    this.searchStmt = sqlite.prepare(`SELECT r.*, bm25(reminders_fts, 10.0, 1.0, 4.0, 4.0) AS bm25_rank
-      FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
-      WHERE reminders_fts MATCH ? AND r.agent_id = ?
-      ORDER BY bm25_rank, r.id LIMIT ?`)
+    this.searchStmt = sqlite.prepare(`SELECT r.*, t.k AS bm25_rank FROM (
+        SELECT rowid AS d, bm25(reminders_fts, 10.0, 1.0, 4.0, 4.0) AS k FROM reminders_fts
+        WHERE reminders_fts MATCH ? AND rowid >= ? AND rowid < ? ORDER BY k, rowid LIMIT ?
+      ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = ? ORDER BY t.k, t.d`)
     this.contextStmt = sqlite.prepare(`SELECT r.* FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
-      WHERE reminders_fts MATCH ? AND r.agent_id = ? AND r.trigger_type = 'context'
+      WHERE reminders_fts MATCH ? AND reminders_fts.rowid >= ? AND reminders_fts.rowid < ?
+        AND r.agent_id = ? AND r.trigger_type = 'context'
         AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= ?))`)
     // The user message goes into a one-row temp FTS table with the same tokenizer, so "is every
     // pattern term in the message" is answered by FTS5 itself, stemming included.
@@ -55,15 +69,16 @@ export class ReminderSearch {
     this.messageHas = sqlite.prepare('SELECT 1 AS one FROM temp.turn_message WHERE turn_message MATCH ?')
   }
 
-  /** Best first; scores strictly decrease with BM25 relevance (ties share a score, ordered by id). */
+  /** Best first; scores strictly decrease with BM25 relevance (ties share a score, oldest first). */
   search(agentId: string, q: string, limit = 20): { items: { reminder: Reminder; score: number }[] } {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
       throw unprocessable(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}.`, [{ path: 'limit', message: 'out of range' }])
     }
     // OR: a reminder that shares more (and rarer) words with the query ranks higher.
     const match = ftsQuery(q, 'OR')
-    if (match === null) return { items: [] }
-    const rows = this.searchStmt.all(match, agentId, limit)
+    const range = this.store.docRange(agentId)
+    if (match === null || range === null) return { items: [] }
+    const rows = this.searchStmt.all(match, range.lo, range.hi, limit, agentId)
     return { items: rows.map(({ bm25_rank, ...row }) => ({ reminder: toReminder(row), score: bm25Score(bm25_rank) })) }
   }
 
@@ -76,8 +91,9 @@ export class ReminderSearch {
    */
   contextMatches(agentId: string, message: string, nowMs: number): ReminderRow[] {
     const any = ftsQuery(message, 'OR', MAX_MESSAGE_TERMS)
-    if (any === null) return []
-    const candidates = this.contextStmt.all(`{trigger_pattern context_tags} : (${any})`, agentId, nowMs)
+    const range = this.store.docRange(agentId)
+    if (any === null || range === null) return []
+    const candidates = this.contextStmt.all(`{trigger_pattern context_tags} : (${any})`, range.lo, range.hi, agentId, nowMs)
     if (candidates.length === 0) return []
     this.clearMessage.run()
     this.putMessage.run(message)

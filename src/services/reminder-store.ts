@@ -27,10 +27,16 @@ const COLUMNS = [
 
 const MUTABLE = COLUMNS.filter((c) => c !== 'id' && c !== 'agent_id' && c !== 'created_at')
 
+/** Rowids per agent block: 2^32 reminders per agent, 2^21 agents within exact doubles. */
+export const DOC_BLOCK = 4294967296
+
 export class ReminderStore {
+  private readonly blockStmt: Database.Statement<[string], { num: number }>
+  private readonly newBlockStmt: Database.Statement<[string]>
   private readonly insertStmt: Database.Statement
   private readonly getStmt: Database.Statement<[string, string], ReminderRow>
   private readonly updateStmt: Database.Statement
+  private readonly firedStmt: Database.Statement
   private readonly deleteStmt: Database.Statement<[string, string]>
   private readonly countLiveStmt: Database.Statement<[string], { n: number }>
   private readonly dueStmt: Database.Statement<[string, number, number], ReminderRow>
@@ -40,15 +46,23 @@ export class ReminderStore {
 
   constructor(sqlite: Database.Database) {
     this.sqlite = sqlite
-    // doc_id: next integer key for the FTS index; max() is one step down a unique index.
+    this.blockStmt = sqlite.prepare('SELECT num FROM reminder_doc_blocks WHERE agent_id = ?')
+    this.newBlockStmt = sqlite.prepare(`INSERT OR IGNORE INTO reminder_doc_blocks (agent_id, num)
+      VALUES (?, (SELECT ifnull(max(num), 0) + 1 FROM reminder_doc_blocks))`)
+    // doc_id: the next key in the agent's block; max() is one step down the unique doc_id index.
     this.insertStmt = sqlite.prepare(
       `INSERT INTO reminders (doc_id, ${COLUMNS.join(', ')})
-       VALUES ((SELECT ifnull(max(doc_id), 0) + 1 FROM reminders), ${COLUMNS.map((c) => `@${c}`).join(', ')})`,
+       VALUES (ifnull((SELECT max(doc_id) FROM reminders WHERE doc_id >= @lo AND doc_id < @hi), @lo) + 1,
+         ${COLUMNS.map((c) => `@${c}`).join(', ')})`,
     )
     this.getStmt = sqlite.prepare('SELECT * FROM reminders WHERE agent_id = ? AND id = ?')
     this.updateStmt = sqlite.prepare(
       `UPDATE reminders SET ${MUTABLE.map((c) => `${c} = @${c}`).join(', ')} WHERE agent_id = @agent_id AND id = @id`,
     )
+    // Only the columns a fire changes, so indexes on the others are left alone.
+    this.firedStmt = sqlite.prepare(`UPDATE reminders SET status = @status, triggered_at = @triggered_at,
+      last_fired_at = @last_fired_at, snooze_until = @snooze_until, next_fire_at = @next_fire_at,
+      updated_at = @updated_at WHERE agent_id = @agent_id AND id = @id`)
     this.deleteStmt = sqlite.prepare('DELETE FROM reminders WHERE agent_id = ? AND id = ?')
     this.countLiveStmt = sqlite.prepare(
       "SELECT count(*) AS n FROM reminders WHERE agent_id = ? AND status IN ('pending', 'triggered', 'snoozed')",
@@ -59,8 +73,17 @@ export class ReminderStore {
     )
   }
 
+  /** The agent's FTS rowid range [lo, hi), or null before its first reminder. */
+  docRange(agentId: string): { lo: number; hi: number } | null {
+    const b = this.blockStmt.get(agentId)
+    return b ? { lo: b.num * DOC_BLOCK, hi: (b.num + 1) * DOC_BLOCK } : null
+  }
+
+  /** Inserts a row (the caller holds the transaction). */
   insert(row: Writable): void {
-    this.insertStmt.run(row)
+    this.newBlockStmt.run(row.agent_id)
+    const range = this.docRange(row.agent_id)
+    this.insertStmt.run({ ...row, lo: range?.lo, hi: range?.hi })
   }
 
   get(agentId: string, id: string): ReminderRow | undefined {
@@ -69,6 +92,14 @@ export class ReminderStore {
 
   update(row: Writable): void {
     this.updateStmt.run(row)
+  }
+
+  updateFired(row: Pick<ReminderRow, 'id' | 'agent_id' | 'status' | 'triggered_at' | 'last_fired_at' | 'snooze_until' | 'next_fire_at' | 'updated_at'>): void {
+    this.firedStmt.run({
+      id: row.id, agent_id: row.agent_id, status: row.status, triggered_at: row.triggered_at,
+      last_fired_at: row.last_fired_at, snooze_until: row.snooze_until, next_fire_at: row.next_fire_at,
+      updated_at: row.updated_at,
+    })
   }
 
   delete(agentId: string, id: string): boolean {

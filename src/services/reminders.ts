@@ -184,7 +184,7 @@ export class RemindersService {
   markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
     return rows.map((r) => {
       const row = { ...r, ...firedColumns(r, nowMs, agentTz), updated_at: nowMs }
-      this.store.update(row)
+      this.store.updateFired(row)
       const reminder = toReminder(row)
       const scheduledFor = r.next_fire_at ?? nowMs
       for (const l of this.fireListeners) {

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
 import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
 import { countTokens } from '../engine/text.js'
+import { cachedTokenCount } from '../engine/token-fit.js'
 import { notFound } from '../errors.js'
 import { parseIsoInstant } from '../scheduler/occurrences.js'
 import { isQuietHours } from '../scheduler/quiet-hours.js'
@@ -118,11 +119,11 @@ export class TurnsService {
           reminder_id: r.id,
         })),
         ...held.map((r) => ({
-          kind: 'reminder', priority: TURN_PRIORITY[r.priority], token_estimate: countTokens(reminderLine(r)),
+          kind: 'reminder', priority: TURN_PRIORITY[r.priority], token_estimate: cachedTokenCount(reminderLine(r)),
           included: false, truncated: false, reminder_id: r.id, reason: 'quiet_hours' as const,
         })),
       ]
-      const result: TurnResult = { reminders, injection: { text: fit.text, token_estimate: countTokens(fit.text) }, parts }
+      const result: TurnResult = { reminders, injection: { text: fit.text, token_estimate: fit.tokens }, parts }
       if (session.messages !== undefined) result.messages = session.messages
       return result
     })()
@@ -130,7 +131,7 @@ export class TurnsService {
 }
 
 function report(kind: string, priority: number, content: string, accepted: AcceptedInjection | undefined): TurnPartReport {
-  if (!accepted) return { kind, priority, token_estimate: countTokens(content), included: false, truncated: false, reason: 'budget' }
+  if (!accepted) return { kind, priority, token_estimate: cachedTokenCount(content), included: false, truncated: false, reason: 'budget' }
   return { kind, priority, token_estimate: accepted.tokens, included: true, truncated: accepted.truncated }
 }
 
@@ -153,9 +154,10 @@ function fitToBudget(sessionParts: readonly TurnPart[], rows: readonly ReminderR
       sessionParts.flatMap((_, i) => byName.get(`part:${i}`)?.content ?? []),
       rows.flatMap((r) => byName.get(`reminder:${r.id}`)?.content ?? []),
     )
-    const over = countTokens(text) - budget
-    if (over <= 0) return { text, accepted: byName }
+    const tokens = countTokens(text)
+    const over = tokens - budget
+    if (over <= 0) return { text, tokens, accepted: byName }
     allowance = Math.max(0, allowance - over)
   }
-  return { text: '', accepted: new Map<string, AcceptedInjection>() }
+  return { text: '', tokens: 0, accepted: new Map<string, AcceptedInjection>() }
 }

@@ -15,7 +15,7 @@ export function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
   }
   const settings = new SettingsService(handle.sqlite, clock)
   const reminders = new RemindersService(handle.sqlite, settings, clock)
-  const search = new ReminderSearch(handle.sqlite)
+  const search = new ReminderSearch(reminders.store)
   return {
     handle,
     time,

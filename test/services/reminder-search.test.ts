@@ -110,7 +110,7 @@ describe('FTS migration', () => {
       const again = openDb(path)
       runMigrations(again)
       again.sqlite.exec('VACUUM')
-      const search = new ReminderSearch(again.sqlite)
+      const search = new ReminderSearch(new RemindersService(again.sqlite, new SettingsService(again.sqlite, clock), clock).store)
       expect(search.search('agt_a', 'lighthouse').items.map((i) => i.reminder.id)).toEqual([kept.id])
       expect(again.sqlite.prepare("INSERT INTO reminders_fts(reminders_fts, rank) VALUES ('integrity-check', 1)").run()).toBeDefined()
       // Deleting the agent cascades to its reminders and through the trigger to the index.

@@ -114,7 +114,7 @@ describe('turn start', () => {
     const copy = new Database(f.handle.sqlite.serialize())
     const settings = new SettingsService(copy, f.clock)
     const reminders = new RemindersService(copy, settings, f.clock)
-    const twin = new TurnsService(reminders, new ReminderSearch(copy), f.clock)
+    const twin = new TurnsService(reminders, new ReminderSearch(reminders.store), f.clock)
     f.advance(5)
     const one = f.turns.start('agt_a', { user_message: 'x' }).injection.text
     f.advance(7)

@@ -72,3 +72,15 @@ export const agentSettings = sqliteTable('agent_settings', {
   injectionBudgetTokens: integer('injection_budget_tokens').notNull().default(1500),
   updatedAt: integer('updated_at').notNull(),
 })
+
+/**
+ * A small number per agent that owns a block of FTS rowids: a reminder's `doc_id` is
+ * `num * 2^32 + n`, so a search restricted to one agent is a rowid range FTS5 applies inside the
+ * index, instead of a join that visits every other agent's (or every) match.
+ */
+export const reminderDocBlocks = sqliteTable('reminder_doc_blocks', {
+  agentId: text('agent_id')
+    .primaryKey()
+    .references(() => agents.id, { onDelete: 'cascade' }),
+  num: integer('num').notNull().unique(),
+})
