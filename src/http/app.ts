@@ -16,6 +16,7 @@ import { agentRoutes } from './routes/agents.js'
 import { healthRoutes } from './routes/health.js'
 import { sessionGuidanceRoutes } from './routes/session-guidance.js'
 import { sessionRoutes } from './routes/sessions.js'
+import { reminderRoutes } from './routes/reminders.js'
 import { Problem } from './schemas/common.js'
 
 export interface AppDeps {
@@ -77,6 +78,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         { name: 'agents', description: 'Admin: agents and API keys' },
         { name: 'operations', description: 'Health, readiness, metrics' },
         { name: 'sessions', description: 'Goal sessions: step verdicts, drift checks, reminders, recitation' },
+        { name: 'reminders', description: 'Scheduled, recurring and context-triggered reminders' },
+        { name: 'settings', description: 'Per-agent timezone, quiet hours, quota and turn budget' },
+        { name: 'turns', description: 'What to inject before the next LLM call' },
       ],
       components: {
         securitySchemes: {
@@ -120,6 +124,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })
   await app.register(sessionRoutes, { prefix: '/v1', sessions: services.sessions })
   await app.register(sessionGuidanceRoutes, { prefix: '/v1', sessions: services.sessions })
+  await app.register(reminderRoutes, {
+    prefix: '/v1',
+    reminders: services.reminders,
+    reminderSearch: services.reminderSearch,
+    settings: services.settings,
+    turns: services.turns,
+  })
   // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }).
 
   return Object.assign(app as unknown as FastifyInstance, { services, metrics })

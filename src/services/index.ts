@@ -6,6 +6,10 @@ import { AgentsService } from './agents.js'
 import { IdempotencyService } from './idempotency.js'
 import { createLlmVerify } from './llm-verify.js'
 import { SessionsService } from './sessions.js'
+import { ReminderSearch } from './reminder-search.js'
+import { RemindersService } from './reminders.js'
+import { SettingsService } from './settings.js'
+import { TurnsService } from './turns.js'
 
 export interface ServiceDeps {
   config: Config
@@ -16,6 +20,9 @@ export interface ServiceDeps {
 
 /** Every service, built once per app from its deps (no singletons). Add new services here. */
 export function createServices(deps: ServiceDeps) {
+  const settings = new SettingsService(deps.handle.sqlite, deps.clock)
+  const reminders = new RemindersService(deps.handle.sqlite, settings, deps.clock)
+  const reminderSearch = new ReminderSearch(reminders.store)
   return {
     agents: new AgentsService(deps.handle, deps.clock),
     idempotency: new IdempotencyService(deps.handle, deps.clock),
@@ -27,6 +34,11 @@ export function createServices(deps: ServiceDeps) {
         ? {}
         : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
     }),
+    settings,
+    reminders,
+    reminderSearch,
+    // Sessions plug their goal reminder and recitation in with turns.setPartsProvider().
+    turns: new TurnsService(reminders, reminderSearch, deps.clock),
   }
 }
 

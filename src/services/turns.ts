@@ -18,6 +18,13 @@ import { compareForInjection, reminderLine, renderInjection, REMINDERS_HEADER, T
 import type { ReminderSearch } from './reminder-search.js'
 import type { RemindersService } from './reminders.js'
 
+/** A chat message as the agent sends it (extra fields pass through). */
+export interface TurnMessage {
+  role: string
+  content: unknown
+  [key: string]: unknown
+}
+
 /** A block a session contributes (goal reminder, recitation); lower priority numbers go first. */
 export interface TurnPart {
   kind: string
@@ -34,16 +41,16 @@ export interface TurnPartsProvider {
     agentId: string
     sessionId: string
     iteration: number | undefined
-    messages: unknown[] | undefined
+    messages: TurnMessage[] | undefined
     nowMs: number
-  }): { parts: TurnPart[]; messages?: unknown[] }
+  }): { parts: TurnPart[]; messages?: TurnMessage[] }
 }
 
 export interface TurnInput {
   user_message: string
   session_id?: string
   iteration?: number
-  messages?: unknown[]
+  messages?: TurnMessage[]
   /** ISO instant standing in for the clock (replay, tests). */
   now?: string
 }
@@ -63,7 +70,7 @@ export interface TurnResult {
   reminders: Reminder[]
   injection: { text: string; token_estimate: number }
   parts: TurnPartReport[]
-  messages?: unknown[]
+  messages?: TurnMessage[]
 }
 
 const MAX_CANDIDATES = 200
@@ -91,7 +98,7 @@ export class TurnsService {
     const sqlite: Database.Database = this.reminders.sqlite
     return sqlite.transaction((): TurnResult => {
       const settings = this.reminders.settings.get(agentId)
-      let session: { parts: TurnPart[]; messages?: unknown[] } = { parts: [] }
+      let session: { parts: TurnPart[]; messages?: TurnMessage[] } = { parts: [] }
       if (input.session_id !== undefined) {
         // Until sessions exist no session id can be valid for this agent.
         if (!this.provider) throw notFound('session', input.session_id)
