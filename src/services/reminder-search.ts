@@ -6,6 +6,7 @@
  * such as `"`, `NEAR(`, `*` or `-` cannot raise a query error; text with no words matches nothing.
  */
 import type Database from 'better-sqlite3'
+import { lazyPrepare } from '../db/lazy-statement.js'
 import { STOP_WORDS } from '../engine/text.js'
 import { unprocessable } from '../errors.js'
 import type { ReminderStore } from './reminder-store.js'
@@ -52,11 +53,11 @@ export class ReminderSearch {
     // The agent's rowid range is applied inside FTS5, and only the top `limit` hits are joined
     // (CROSS JOIN pins that order: otherwise the planner may walk all the agent's rows instead).
     // Column weights: a hit in the title counts most, then tags and pattern, then the body.
-    this.searchStmt = sqlite.prepare(`SELECT r.*, t.k AS bm25_rank FROM (
+    this.searchStmt = lazyPrepare(sqlite, `SELECT r.*, t.k AS bm25_rank FROM (
         SELECT rowid AS d, bm25(reminders_fts, 10.0, 1.0, 4.0, 4.0) AS k FROM reminders_fts
         WHERE reminders_fts MATCH ? AND rowid >= ? AND rowid < ? ORDER BY k, rowid LIMIT ?
       ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = ? ORDER BY t.k, t.d`)
-    this.contextStmt = sqlite.prepare(`SELECT r.* FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
+    this.contextStmt = lazyPrepare(sqlite, `SELECT r.* FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
       WHERE reminders_fts MATCH ? AND reminders_fts.rowid >= ? AND reminders_fts.rowid < ?
         AND r.agent_id = ? AND r.trigger_type = 'context'
         AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= ?))`)
@@ -64,9 +65,9 @@ export class ReminderSearch {
     // pattern term in the message" is answered by FTS5 itself, stemming included.
     sqlite.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.turn_message
       USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')`)
-    this.clearMessage = sqlite.prepare('DELETE FROM temp.turn_message')
-    this.putMessage = sqlite.prepare('INSERT INTO temp.turn_message (text) VALUES (?)')
-    this.messageHas = sqlite.prepare('SELECT 1 AS one FROM temp.turn_message WHERE turn_message MATCH ?')
+    this.clearMessage = lazyPrepare(sqlite, 'DELETE FROM temp.turn_message')
+    this.putMessage = lazyPrepare(sqlite, 'INSERT INTO temp.turn_message (text) VALUES (?)')
+    this.messageHas = lazyPrepare(sqlite, 'SELECT 1 AS one FROM temp.turn_message WHERE turn_message MATCH ?')
   }
 
   /** Best first; scores strictly decrease with BM25 relevance (ties share a score, oldest first). */

@@ -3,6 +3,7 @@
  * scheduler's cross-agent scan, so another agent's id simply finds nothing.
  */
 import type Database from 'better-sqlite3'
+import { lazyPrepare } from '../db/lazy-statement.js'
 import type { ReminderPriority, ReminderRow, ReminderStatus, TriggerType } from './reminder-model.js'
 
 export interface ListFilter {
@@ -46,28 +47,28 @@ export class ReminderStore {
 
   constructor(sqlite: Database.Database) {
     this.sqlite = sqlite
-    this.blockStmt = sqlite.prepare('SELECT num FROM reminder_doc_blocks WHERE agent_id = ?')
-    this.newBlockStmt = sqlite.prepare(`INSERT OR IGNORE INTO reminder_doc_blocks (agent_id, num)
+    this.blockStmt = lazyPrepare(sqlite, 'SELECT num FROM reminder_doc_blocks WHERE agent_id = ?')
+    this.newBlockStmt = lazyPrepare(sqlite, `INSERT OR IGNORE INTO reminder_doc_blocks (agent_id, num)
       VALUES (?, (SELECT ifnull(max(num), 0) + 1 FROM reminder_doc_blocks))`)
     // doc_id: the next key in the agent's block; max() is one step down the unique doc_id index.
-    this.insertStmt = sqlite.prepare(
+    this.insertStmt = lazyPrepare(sqlite, 
       `INSERT INTO reminders (doc_id, ${COLUMNS.join(', ')})
        VALUES (ifnull((SELECT max(doc_id) FROM reminders WHERE doc_id >= @lo AND doc_id < @hi), @lo) + 1,
          ${COLUMNS.map((c) => `@${c}`).join(', ')})`,
     )
-    this.getStmt = sqlite.prepare('SELECT * FROM reminders WHERE agent_id = ? AND id = ?')
-    this.updateStmt = sqlite.prepare(
+    this.getStmt = lazyPrepare(sqlite, 'SELECT * FROM reminders WHERE agent_id = ? AND id = ?')
+    this.updateStmt = lazyPrepare(sqlite, 
       `UPDATE reminders SET ${MUTABLE.map((c) => `${c} = @${c}`).join(', ')} WHERE agent_id = @agent_id AND id = @id`,
     )
     // Only the columns a fire changes, so indexes on the others are left alone.
-    this.firedStmt = sqlite.prepare(`UPDATE reminders SET status = @status, triggered_at = @triggered_at,
+    this.firedStmt = lazyPrepare(sqlite, `UPDATE reminders SET status = @status, triggered_at = @triggered_at,
       last_fired_at = @last_fired_at, snooze_until = @snooze_until, next_fire_at = @next_fire_at,
       updated_at = @updated_at WHERE agent_id = @agent_id AND id = @id`)
-    this.deleteStmt = sqlite.prepare('DELETE FROM reminders WHERE agent_id = ? AND id = ?')
-    this.countLiveStmt = sqlite.prepare(
+    this.deleteStmt = lazyPrepare(sqlite, 'DELETE FROM reminders WHERE agent_id = ? AND id = ?')
+    this.countLiveStmt = lazyPrepare(sqlite, 
       "SELECT count(*) AS n FROM reminders WHERE agent_id = ? AND status IN ('pending', 'triggered', 'snoozed')",
     )
-    this.dueStmt = sqlite.prepare(
+    this.dueStmt = lazyPrepare(sqlite, 
       `SELECT * FROM reminders WHERE agent_id = ? AND next_fire_at IS NOT NULL AND next_fire_at <= ?
        ORDER BY next_fire_at, id LIMIT ?`,
     )

@@ -4,6 +4,7 @@
  * it, in the same transaction.
  */
 import type Database from 'better-sqlite3'
+import { lazyPrepare } from '../db/lazy-statement.js'
 import type { Clock } from '../engine/clock.js'
 import { unprocessable } from '../errors.js'
 import { nextOccurrence, validateTimezone } from '../scheduler/occurrences.js'
@@ -57,18 +58,18 @@ export class SettingsService {
   constructor(sqlite: Database.Database, clock: Clock) {
     this.sqlite = sqlite
     this.clock = clock
-    this.select = sqlite.prepare(
+    this.select = lazyPrepare(sqlite, 
       'SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens FROM agent_settings WHERE agent_id = ?',
     )
-    this.upsert = sqlite.prepare(`INSERT INTO agent_settings
+    this.upsert = lazyPrepare(sqlite, `INSERT INTO agent_settings
       (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, updated_at)
       VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @updated_at)
       ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
         quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
         injection_budget_tokens = excluded.injection_budget_tokens, updated_at = excluded.updated_at`)
-    this.recurringFollowingAgentTz = sqlite.prepare(`SELECT id, trigger_cron FROM reminders
+    this.recurringFollowingAgentTz = lazyPrepare(sqlite, `SELECT id, trigger_cron FROM reminders
       WHERE agent_id = ? AND trigger_type = 'recurring' AND trigger_timezone IS NULL AND status IN ('pending', 'triggered')`)
-    this.setNextFire = sqlite.prepare('UPDATE reminders SET next_fire_at = ? WHERE id = ?')
+    this.setNextFire = lazyPrepare(sqlite, 'UPDATE reminders SET next_fire_at = ? WHERE id = ?')
   }
 
   get(agentId: string): AgentSettings {
