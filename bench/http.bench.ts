@@ -8,7 +8,8 @@
  * 10 s (after a short warm-up) from this process, so the load generator shares the machine with
  * the server exactly as it does with the baseline: compare the ratios, not absolute req/s.
  *
- * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx.
+ * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
+ * --no-build (use the dist/ already built).
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
@@ -42,7 +43,7 @@ function roundRobin<T>(xs: T[]): () => T {
 }
 
 async function main(): Promise<void> {
-  if (!fromSource) buildDist()
+  if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const baseline = await startBaseline()
   const goalkeeper = await startGoalkeeper({ fromSource })

@@ -7,7 +7,7 @@
  * (from /metrics) and steps/s.
  *
  * Flags: --steps N (100000), --sessions N (1000), --connections N (50), --tsx (run src/ through tsx:
- * quicker to start, but its loader thread adds ~50 MB of RSS).
+ * quicker to start, but its loader thread adds ~50 MB of RSS), --no-build (use the dist/ already built).
  */
 import { loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -32,7 +32,7 @@ async function snapshot(server: ChildServer, label: string): Promise<{ label: st
 }
 
 async function main(): Promise<void> {
-  if (!fromSource) buildDist()
+  if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`Memory bench: ${steps} steps over ${sessionCount} sessions, ${connections} connections; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const server = await startGoalkeeper({ fromSource })
   try {
