@@ -4,9 +4,9 @@
  * so the HTTP service loads one object, calls one method and persists one snapshot.
  */
 import { wallClock, type Clock } from './clock.js'
-import { GoalDNA, type DriftCheck, type DriftSeverity, type DriftTrend, type GoalDNAJSON, type TrendDirection } from './goal-dna.js'
-import { GoalReminderInjector, type GoalReminder, type GoalReminderJSON } from './goal-reminder.js'
-import { GoalTracker, type GoalState, type GoalTrackerJSON, type StepVerification } from './goal-tracker.js'
+import { GoalDNA, type DriftCheck, type DriftTrend } from './goal-dna.js'
+import { GoalReminderInjector, type GoalReminder } from './goal-reminder.js'
+import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
 import {
   calculateOptimalFrequency,
@@ -14,91 +14,24 @@ import {
   type ChatMessage,
   type PlanTask,
   type RecitationBlock,
-  type RecitationJSON,
   type RecitationState,
-  type TodoItem,
 } from './recitation.js'
 import { resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
 import { PROGRESS_STALL_TURNS } from './step-alignment.js'
+import type {
+  GoalSessionJSON,
+  GoalSessionOptions,
+  RecitationContext,
+  RecitationInjection,
+  RecitationPreview,
+  ReminderOverrides,
+  SessionEvent,
+  SessionSummary,
+  StepResult,
+  WithEvents,
+} from './session-types.js'
 
-export interface RecitationContext {
-  plan_tasks?: PlanTask[]
-  todos?: TodoItem[]
-  memories?: string[]
-  active_files?: string[]
-  recent_errors?: string[]
-}
-
-export type SessionEvent =
-  | { type: 'drift_detected'; data: { step_number: number; similarity: number; severity: DriftSeverity; consecutive_drift_count: number; action_text: string } }
-  | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string } }
-  | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
-
-export interface StepResult {
-  step_number: number
-  verification: StepVerification
-  drift: DriftCheck
-  state: GoalState
-}
-
-/** What a mutation returns besides its result: the episode events to publish. */
-export interface WithEvents<T> {
-  result: T
-  events: SessionEvent[]
-}
-
-export interface ReminderOverrides {
-  drift_score?: number
-  is_drift_active?: boolean
-  summary?: string
-  current_sub_goal?: string
-}
-
-export interface RecitationPreview {
-  should_inject: boolean
-  frequency: number
-  content: string | null
-  text: string | null
-  token_estimate: number
-}
-
-export interface RecitationInjection<M extends ChatMessage> {
-  messages: Array<M | ChatMessage>
-  injected: boolean
-  recitation: { text: string; token_estimate: number } | null
-}
-
-export interface SessionSummary {
-  goal: string
-  progress: number
-  drift: number
-  steps_completed: number
-  steps_planned: number
-  loops_detected: number
-  stall_turns: number
-  elapsed_seconds: number
-  verifications: number
-  avg_alignment: number
-  dna: { token_count: number; total_checks: number; drift_events: number; trend_direction: TrendDirection; consecutive_drift_count: number }
-  reminders: { total_reminders: number; pitfalls_count: number; tried_approaches_count: number; history_size: number }
-}
-
-export interface GoalSessionJSON {
-  goal: string
-  config: SessionConfig
-  step_count: number
-  context: RecitationContext
-  tracker: GoalTrackerJSON
-  dna: GoalDNAJSON
-  reminder: GoalReminderJSON
-  recitation: RecitationJSON
-}
-
-export interface GoalSessionOptions {
-  clock?: Clock
-  /** How long an LLM verification may take before the heuristic is used, ms. */
-  llm_timeout_ms?: number
-}
+export type * from './session-types.js'
 
 const DESCRIPTION_IN_EVENT = 200
 
@@ -136,8 +69,13 @@ export class GoalSession {
     this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock: this.clock })
   }
 
+  /** The step log lives in the steps table, so the tracker keeps no verification history. */
+  private trackerOptions() {
+    return { clock: this.clock, keep_history: false, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) }
+  }
+
   private newTracker(goal: string): GoalTracker {
-    return new GoalTracker(goal, { clock: this.clock, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) })
+    return new GoalTracker(goal, this.trackerOptions())
   }
 
   private newDna(goal: string): GoalDNA {
@@ -217,8 +155,7 @@ export class GoalSession {
     const fresh = this.newTracker(goal)
     fresh.setPlan(plan)
     // The session's elapsed time runs from its creation, not from the last goal change.
-    const options = { clock: this.clock, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) }
-    this.tracker = GoalTracker.fromJSON({ ...fresh.toJSON(), started_at: startedAt }, options)
+    this.tracker = GoalTracker.fromJSON({ ...fresh.toJSON(), started_at: startedAt }, this.trackerOptions())
     this.dna = this.newDna(goal)
     this.injector.setGoal(goal)
   }
@@ -374,7 +311,7 @@ export class GoalSession {
       config: structuredClone(this.config),
       step_count: this.stepCount,
       context: this.getContext(),
-      tracker: { ...this.tracker.toJSON(), history: [] },
+      tracker: this.tracker.toJSON(),
       dna: { ...this.dna.toJSON(), drift_events: [] },
       reminder: { ...reminder, history: reminder.history.map((h) => ({ ...h, text: '' })) },
       recitation: this.recitationManager.toJSON(),
@@ -386,7 +323,7 @@ export class GoalSession {
     const clock = s.clock
     s.stepCount = json.step_count
     s.context = structuredClone(json.context)
-    s.tracker = GoalTracker.fromJSON(json.tracker, { clock, ...(options.llm_timeout_ms === undefined ? {} : { llm_timeout_ms: options.llm_timeout_ms }) })
+    s.tracker = GoalTracker.fromJSON(json.tracker, s.trackerOptions())
     s.dna = GoalDNA.fromJSON(json.dna, { clock })
     s.injector = GoalReminderInjector.fromJSON(json.reminder, clock)
     s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })

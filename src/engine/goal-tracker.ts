@@ -43,6 +43,7 @@ export class GoalTracker {
   readonly originalGoal: string
   private readonly clock: Clock
   private readonly llmTimeoutMs: number
+  private readonly keepHistory: boolean
   private readonly goalStems: Set<string>
   private plan: string[] = []
   private planStems: Set<string>[] = []
@@ -63,6 +64,7 @@ export class GoalTracker {
     this.originalGoal = goal
     this.clock = options.clock ?? wallClock
     this.llmTimeoutMs = options.llm_timeout_ms ?? DEFAULT_LLM_TIMEOUT_MS
+    this.keepHistory = options.keep_history ?? true
     this.goalStems = stemSet(goal)
     this.startedAt = this.clock()
   }
@@ -201,15 +203,17 @@ export class GoalTracker {
     }
     this.verifications++
     this.alignmentSum += alignment
-    this.history.push({
-      ...result,
-      description: description.slice(0, 200),
-      drift_score: this.drift,
-      progress: this.progress,
-      timestamp: isoAt(this.clock()),
-    })
-    // Trimmed in chunks (amortized O(1) per step); readers see only the newest HISTORY_MAX.
-    if (this.history.length >= 2 * HISTORY_MAX) this.history.splice(0, this.history.length - HISTORY_MAX)
+    if (this.keepHistory) {
+      this.history.push({
+        ...result,
+        description: description.slice(0, 200),
+        drift_score: this.drift,
+        progress: this.progress,
+        timestamp: isoAt(this.clock()),
+      })
+      // Trimmed in chunks (amortized O(1) per step); readers see only the newest HISTORY_MAX.
+      if (this.history.length >= 2 * HISTORY_MAX) this.history.splice(0, this.history.length - HISTORY_MAX)
+    }
     return result
   }
 

@@ -31,10 +31,12 @@ export class SessionEngineStore {
   private readonly clock: Clock
   private readonly metrics: Metrics
   private readonly engineOptions: GoalSessionOptions
-  private readonly cache = new LRUCache<string, { version: number; session: GoalSession }>({ max: SESSION_CACHE_MAX })
+  /** Absent when caching is off (`cacheMax: 0`): every request parses the snapshot. */
+  private readonly cache: LRUCache<string, { version: number; session: GoalSession }> | undefined
 
-  constructor(handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions) {
+  constructor(handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions, cacheMax = SESSION_CACHE_MAX) {
     this.handle = handle
+    this.cache = cacheMax > 0 ? new LRUCache({ max: cacheMax }) : undefined
     this.store = new SessionStore(handle.sqlite)
     this.clock = clock
     this.metrics = metrics
@@ -53,10 +55,10 @@ export class SessionEngineStore {
 
   /** The hydrated engine for this row's version: from the cache, or parsed from the snapshot. */
   hydrate(meta: SessionMetaRow): GoalSession {
-    const hit = this.cache.get(meta.id)
+    const hit = this.cache?.get(meta.id)
     if (hit !== undefined && hit.version === meta.version) return hit.session
     const session = this.fresh(meta)
-    this.cache.set(meta.id, { version: meta.version, session })
+    this.cache?.set(meta.id, { version: meta.version, session })
     return session
   }
 
@@ -68,7 +70,7 @@ export class SessionEngineStore {
   }
 
   forget(id: string): void {
-    this.cache.delete(id)
+    this.cache?.delete(id)
   }
 
   /** Runs `fn` on the session and persists the result in one transaction; archived sessions are read-only. */
@@ -134,7 +136,7 @@ export class SessionEngineStore {
     for (const e of outcome.events ?? []) {
       enqueue(this.handle.sqlite, meta.agent_id, `session.${e.type}`, { session_id: meta.id, ...e.data }, now)
     }
-    this.cache.set(meta.id, { version: meta.version + 1, session })
+    this.cache?.set(meta.id, { version: meta.version + 1, session })
     for (const e of outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
     return outcome.result
   }

@@ -37,6 +37,8 @@ export interface SessionsDeps {
   /** Set when GOALKEEPER_LLM_URL is configured; used by sessions with `config.llm_verify`. */
   llmVerify?: LlmVerifyFn
   llmTimeoutMs?: number
+  /** Hydrated sessions kept in memory (default 500); 0 turns the cache off. */
+  cacheMax?: number
 }
 
 /** Attempts of an LLM-verified step before a lost race becomes a 409. */
@@ -52,7 +54,13 @@ export class SessionsService {
     this.clock = deps.clock
     this.metrics = deps.metrics
     this.llmVerify = deps.llmVerify
-    this.engines = new SessionEngineStore(deps.handle, deps.clock, deps.metrics, deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs })
+    this.engines = new SessionEngineStore(
+      deps.handle,
+      deps.clock,
+      deps.metrics,
+      deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs },
+      deps.cacheMax,
+    )
   }
 
   private get q() {

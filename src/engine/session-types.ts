@@ -1,0 +1,86 @@
+/** The data shapes of a goal session (API.md field names): results, events and its JSON state. */
+import type { DriftCheck, DriftSeverity, GoalDNAJSON, TrendDirection } from './goal-dna.js'
+import type { GoalReminderJSON } from './goal-reminder.js'
+import type { GoalState, GoalTrackerJSON, StepVerification } from './goal-tracker.js'
+import type { ChatMessage, PlanTask, RecitationJSON, TodoItem } from './recitation.js'
+import type { SessionConfig } from './session-config.js'
+import type { Clock } from './clock.js'
+
+export interface RecitationContext {
+  plan_tasks?: PlanTask[]
+  todos?: TodoItem[]
+  memories?: string[]
+  active_files?: string[]
+  recent_errors?: string[]
+}
+
+export type SessionEvent =
+  | { type: 'drift_detected'; data: { step_number: number; similarity: number; severity: DriftSeverity; consecutive_drift_count: number; action_text: string } }
+  | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string } }
+  | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
+
+export interface StepResult {
+  step_number: number
+  verification: StepVerification
+  drift: DriftCheck
+  state: GoalState
+}
+
+/** What a mutation returns besides its result: the episode events to publish. */
+export interface WithEvents<T> {
+  result: T
+  events: SessionEvent[]
+}
+
+export interface ReminderOverrides {
+  drift_score?: number
+  is_drift_active?: boolean
+  summary?: string
+  current_sub_goal?: string
+}
+
+export interface RecitationPreview {
+  should_inject: boolean
+  frequency: number
+  content: string | null
+  text: string | null
+  token_estimate: number
+}
+
+export interface RecitationInjection<M extends ChatMessage> {
+  messages: Array<M | ChatMessage>
+  injected: boolean
+  recitation: { text: string; token_estimate: number } | null
+}
+
+export interface SessionSummary {
+  goal: string
+  progress: number
+  drift: number
+  steps_completed: number
+  steps_planned: number
+  loops_detected: number
+  stall_turns: number
+  elapsed_seconds: number
+  verifications: number
+  avg_alignment: number
+  dna: { token_count: number; total_checks: number; drift_events: number; trend_direction: TrendDirection; consecutive_drift_count: number }
+  reminders: { total_reminders: number; pitfalls_count: number; tried_approaches_count: number; history_size: number }
+}
+
+export interface GoalSessionJSON {
+  goal: string
+  config: SessionConfig
+  step_count: number
+  context: RecitationContext
+  tracker: GoalTrackerJSON
+  dna: GoalDNAJSON
+  reminder: GoalReminderJSON
+  recitation: RecitationJSON
+}
+
+export interface GoalSessionOptions {
+  clock?: Clock
+  /** How long an LLM verification may take before the heuristic is used, ms. */
+  llm_timeout_ms?: number
+}
