@@ -23,22 +23,21 @@ export function createServices(deps: ServiceDeps) {
   const settings = new SettingsService(deps.handle.sqlite, deps.clock)
   const reminders = new RemindersService(deps.handle.sqlite, settings, deps.clock)
   const reminderSearch = new ReminderSearch(reminders.store)
+  const sessions = new SessionsService({
+    handle: deps.handle,
+    clock: deps.clock,
+    metrics: deps.metrics,
+    ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
+  })
   return {
     agents: new AgentsService(deps.handle, deps.clock),
     idempotency: new IdempotencyService(deps.handle, deps.clock),
-    sessions: new SessionsService({
-      handle: deps.handle,
-      clock: deps.clock,
-      metrics: deps.metrics,
-      ...(deps.config.llm === undefined
-        ? {}
-        : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
-    }),
+    sessions,
     settings,
     reminders,
     reminderSearch,
-    // Sessions plug their goal reminder and recitation in with turns.setPartsProvider().
-    turns: new TurnsService(reminders, reminderSearch, deps.clock),
+    // Sessions contribute their goal reminder and recitation to each turn.
+    turns: new TurnsService(reminders, reminderSearch, deps.clock, sessions),
   }
 }
 

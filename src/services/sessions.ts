@@ -28,6 +28,7 @@ import type { Page } from './pagination.js'
 import { assertActive, raceConflict, SessionEngineStore, type MutationOutcome } from './session-engine-store.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
 import { intCursor, type SessionMetaRow } from './session-store.js'
+import type { TurnPartsProvider } from './turns.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './session-turn-parts.js'
 
 export interface SessionsDeps {
@@ -44,7 +45,7 @@ export interface SessionsDeps {
 /** Attempts of an LLM-verified step before a lost race becomes a 409. */
 const STEP_ATTEMPTS = 3
 
-export class SessionsService {
+export class SessionsService implements TurnPartsProvider {
   readonly engines: SessionEngineStore
   private readonly clock: Clock
   private readonly metrics: Metrics

@@ -144,3 +144,21 @@ it('provides the goal reminder and recitation as turn parts', async () => {
   expect(withMessages.messages).toHaveLength(2)
   expect(() => sessions.turnParts({ agentId: 'agt_other', sessionId: id, iteration: 1, messages: undefined, nowMs: 0 })).toThrow(/No session/)
 })
+
+it('POST /v1/turns with a session_id merges the goal reminder and the recitation', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const id = await createSession(t, a)
+  const res = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: a.headers, payload: { user_message: 'continue', session_id: id, iteration: 1 } })
+  expect(res.statusCode).toBe(200)
+  const body = res.json()
+  expect(body.parts.filter((p: { kind: string }) => p.kind !== 'reminder').map((p: { kind: string; included: boolean }) => [p.kind, p.included])).toEqual([
+    ['goal_reminder', true],
+    ['recitation', true],
+  ])
+  expect(body.injection.text).toContain(`[GOAL: ${GOAL}]`)
+  expect(body.injection.text).toContain('[Current Status - Iteration 1]')
+  const other = await t.createAgent('other')
+  const foreign = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: other.headers, payload: { user_message: 'x', session_id: id } })
+  expect(foreign.statusCode).toBe(404)
+})
