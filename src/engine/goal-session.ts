@@ -80,7 +80,11 @@ export class GoalSession {
 
   private newDna(goal: string): GoalDNA {
     const c = this.config
-    return new GoalDNA(goal, { drift_threshold: c.drift_threshold, consecutive_limit: c.consecutive_limit, history_size: c.history_size, clock: this.clock })
+    return new GoalDNA(goal, {
+      similarity: c.similarity,
+      drift_threshold: c.drift_threshold, consecutive_limit: c.consecutive_limit, history_size: c.history_size,
+      clock: this.clock,
+    })
   }
 
   get goal(): string {

@@ -2,7 +2,8 @@
  * A goal session's configuration (API.md `SessionConfig`): every field optional on input, the
  * defaults come from the seeds, and the resolved form is what a session stores and returns.
  */
-import { DEFAULT_CONSECUTIVE_LIMIT, DEFAULT_DRIFT_THRESHOLD, DEFAULT_HISTORY_SIZE } from './goal-dna.js'
+import { DEFAULT_CONSECUTIVE_LIMIT, DEFAULT_DRIFT_THRESHOLDS, DEFAULT_HISTORY_SIZE } from './goal-dna.js'
+import type { SimilarityMode } from './goal-scorer.js'
 import { REMINDER_DEFAULTS } from './goal-reminder.js'
 import { RECITATION_DEFAULTS, type RecitationSource } from './recitation.js'
 
@@ -16,6 +17,8 @@ export interface SessionRecitationConfig {
 }
 
 export interface SessionConfig {
+  /** `lexical` is the seed's fingerprint; `enhanced` the IDF-weighted stem cosine with its own threshold. */
+  similarity: SimilarityMode
   drift_threshold: number
   consecutive_limit: number
   history_size: number
@@ -33,7 +36,8 @@ export type SessionConfigInput = Partial<Omit<SessionConfig, 'recitation'>> & {
 }
 
 export const SESSION_CONFIG_DEFAULTS: SessionConfig = {
-  drift_threshold: DEFAULT_DRIFT_THRESHOLD,
+  similarity: 'lexical',
+  drift_threshold: DEFAULT_DRIFT_THRESHOLDS.lexical,
   consecutive_limit: DEFAULT_CONSECUTIVE_LIMIT,
   history_size: DEFAULT_HISTORY_SIZE,
   full_cutoff: REMINDER_DEFAULTS.full_cutoff,
@@ -72,6 +76,11 @@ export function resolveSessionConfig(input: SessionConfigInput = {}, base: Sessi
     ...defined(rest),
     recitation: { ...base.recitation, ...defined(recitation) },
   }
+  // A threshold belongs to its mode: choosing a mode without a threshold takes that mode's default.
+  if (input.similarity !== undefined && input.drift_threshold === undefined && input.similarity !== base.similarity) {
+    c.drift_threshold = DEFAULT_DRIFT_THRESHOLDS[c.similarity]
+  }
+  if (c.similarity !== 'lexical' && c.similarity !== 'enhanced') throw new SessionConfigError('similarity', "must be 'lexical' or 'enhanced'")
   c.recitation.sources = [...new Set(c.recitation.sources)]
   const unit = (field: 'drift_threshold' | 'drift_warning_threshold') => {
     if (!(c[field] >= 0 && c[field] <= 1)) throw new SessionConfigError(field, 'must be in [0, 1]')

@@ -12,6 +12,7 @@ describe('sessions lifecycle', () => {
     expect(s.id).toMatch(/^ses_/)
     expect(s).toMatchObject({ goal: GOAL, plan: PLAN, status: 'active', metadata: { team: 'x' } })
     expect(s.config).toEqual({
+      similarity: 'lexical',
       drift_threshold: 0.15,
       consecutive_limit: 3,
       history_size: 200,

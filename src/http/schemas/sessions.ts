@@ -25,10 +25,14 @@ export const GoalState = Type.Object(
 )
 
 const RecitationSource = Type.Union([Type.Literal('goal'), Type.Literal('plan'), Type.Literal('todo'), Type.Literal('memory')])
+const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced')], {
+  description: 'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15) or the IDF-weighted stem cosine (threshold 0.075).',
+})
 const Frequency = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000 }), Type.Literal('adaptive')])
 
 export const SessionConfig = Type.Object(
   {
+    similarity: SimilarityMode,
     drift_threshold: Type.Number(),
     consecutive_limit: Type.Integer(),
     history_size: Type.Integer(),
@@ -46,7 +50,8 @@ export const SessionConfig = Type.Object(
 /** Every field optional; defaults from the seeds. Unknown fields are rejected. */
 export const SessionConfigInput = Type.Object(
   {
-    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15).')),
+    similarity: Type.Optional(SimilarityMode),
+    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.075 for enhanced).')),
     consecutive_limit: Type.Optional(Count(1000)),
     history_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     full_cutoff: Type.Optional(Count()),
