@@ -114,8 +114,16 @@ describe('reminders over REST', () => {
     expect(body.reminders.every((r: { status: string }) => r.status === 'triggered')).toBe(true)
     expect(body.injection.text).toContain('- [urgent] "Rotate keys"\n- [normal] "Run smoke tests"')
     expect(body.parts).toHaveLength(2)
-    const ses = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: h, payload: { user_message: 'x', session_id: 'ses_x' } })
-    expect(ses.statusCode).toBe(404)
+    const unknown = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: h, payload: { user_message: 'x', session_id: 'ses_x' } })
+    expect(unknown.statusCode).toBe(404)
+    const session = (await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: h, payload: { goal: 'Ship the billing API with tests' } })).json()
+    const withSession = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: h, payload: { user_message: 'x', session_id: session.id, iteration: 1 } })
+    expect(withSession.statusCode).toBe(200)
+    expect(withSession.json().parts.map((p: { kind: string }) => p.kind)).toContain('goal_reminder')
+    expect(withSession.json().injection.text).toContain('billing API')
+    // Another agent's session is a 404 too.
+    const theirs = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: t.b.headers, payload: { user_message: 'x', session_id: session.id } })
+    expect(theirs.statusCode).toBe(404)
   })
 
   it("every reminder route with another agent's id is a 404", async () => {
