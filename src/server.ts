@@ -3,7 +3,10 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { openDb } from './db/client.js'
 import { runMigrations } from './db/migrate.js'
 import { buildApp, type App } from './http/app.js'
+import { wallClock } from './engine/clock.js'
 import { createMetrics } from './metrics.js'
+import { Ticker } from './scheduler/ticker.js'
+import { Dispatcher } from './webhooks/dispatcher.js'
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
@@ -24,8 +27,22 @@ export async function start(env: Record<string, string | undefined> = process.en
   const handle = openDb(config.dbPath)
   runMigrations(handle)
   const app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }), closeHandleOnClose: true })
+  // The scheduler lives here, not in buildApp: tests drive `tick(now)` themselves. Its onClose
+  // hook runs before the DB closes: stop ticking, let in-flight deliveries finish (bounded), and
+  // leave everything else queued in the outbox for the next start.
+  const onError = (err: unknown) => app.log.error({ err }, 'scheduler error')
+  const dispatcher = new Dispatcher({
+    handle,
+    settings: config.webhook,
+    clock: wallClock,
+    onError,
+    onAttempt: (outcome) => app.metrics.webhookAttempts.inc({ outcome }),
+  })
+  const ticker = new Ticker({ handle, clock: wallClock, dispatcher, onError })
+  app.addHook('onClose', async () => ticker.stop(8_000))
   bootstrapAgent(app, config)
   await app.listen({ host: config.host, port: config.port })
+  ticker.start()
   return app
 }
 

@@ -17,6 +17,7 @@ import { healthRoutes } from './routes/health.js'
 import { sessionGuidanceRoutes } from './routes/session-guidance.js'
 import { sessionRoutes } from './routes/sessions.js'
 import { reminderRoutes } from './routes/reminders.js'
+import { webhookRoutes } from './routes/webhooks.js'
 import { Problem } from './schemas/common.js'
 
 export interface AppDeps {
@@ -81,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         { name: 'reminders', description: 'Scheduled, recurring and context-triggered reminders' },
         { name: 'settings', description: 'Per-agent timezone, quiet hours, quota and turn budget' },
         { name: 'turns', description: 'What to inject before the next LLM call' },
+        { name: 'webhooks', description: 'Webhook subscriptions and signed delivery (Standard Webhooks v1)' },
       ],
       components: {
         securitySchemes: {
@@ -131,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     settings: services.settings,
     turns: services.turns,
   })
+  await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
   // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }).
 
   return Object.assign(app as unknown as FastifyInstance, { services, metrics })

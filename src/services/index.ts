@@ -10,6 +10,7 @@ import { ReminderSearch } from './reminder-search.js'
 import { RemindersService } from './reminders.js'
 import { SettingsService } from './settings.js'
 import { TurnsService } from './turns.js'
+import { WebhooksService } from './webhooks.js'
 
 export interface ServiceDeps {
   config: Config
@@ -38,6 +39,7 @@ export function createServices(deps: ServiceDeps) {
     reminderSearch,
     // Sessions contribute their goal reminder and recitation to each turn.
     turns: new TurnsService(reminders, reminderSearch, deps.clock, sessions),
+    webhooks: new WebhooksService(deps.handle, deps.clock, deps.config.webhook),
   }
 }
 

@@ -18,6 +18,8 @@ export interface DispatcherOptions {
   leaseMs?: number
   random?: () => number
   onError?: (err: unknown) => void
+  /** Told the outcome of every recorded attempt (metrics). */
+  onAttempt?: (outcome: 'success' | 'failure' | 'gone') => void
 }
 
 /**
@@ -34,6 +36,7 @@ export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>()
   private readonly abort = new AbortController()
   private readonly onError: (err: unknown) => void
+  private readonly onAttempt: (outcome: 'success' | 'failure' | 'gone') => void
   private stopping = false
 
   constructor(opts: DispatcherOptions) {
@@ -41,6 +44,7 @@ export class Dispatcher {
     this.clock = opts.clock
     this.concurrency = opts.concurrency ?? 32
     this.onError = opts.onError ?? (() => {})
+    this.onAttempt = opts.onAttempt ?? (() => {})
     this.store = new DeliveryStore(opts.handle, opts.settings, opts.leaseMs ?? opts.settings.timeoutMs + 30_000, opts.random)
     // The guarded lookup runs on every connection, so the address checked is the address used.
     this.agent = new Agent({
@@ -157,6 +161,7 @@ export class Dispatcher {
       createdAt: attemptAt,
       nowMs: this.clock(),
     })
+    this.onAttempt(outcome.kind === 'retry' ? 'failure' : outcome.kind)
   }
 }
 
