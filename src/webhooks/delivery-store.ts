@@ -37,6 +37,7 @@ export class DeliveryStore {
   private readonly claimTx: (nowMs: number, limit: number) => ClaimedDelivery[]
   private readonly releaseStmt: Database.Statement
   private readonly recordTx: (d: ClaimedDelivery, r: AttemptRecord) => void
+  private readonly recordManyTx: (items: [ClaimedDelivery, AttemptRecord][]) => void
   private readonly disableTx: (webhookId: string, reason: string, nowMs: number) => void
 
   private readonly handle: DbHandle
@@ -89,7 +90,7 @@ export class DeliveryStore {
     this.disableTx = db.transaction((webhookId: string, reason: string, nowMs: number) => {
       if (disable.run({ id: webhookId, reason, now: nowMs }).changes > 0) pauseOthers.run({ id: webhookId, now: nowMs })
     })
-    this.recordTx = db.transaction((d: ClaimedDelivery, r: AttemptRecord) => {
+    const recordOne = (d: ClaimedDelivery, r: AttemptRecord) => {
       const w = webhookState.get(d.webhookId) as { status: string; failingSince: number | null } | undefined
       if (!w) return // the endpoint was deleted mid-flight; its rows went with it
       const attempt = d.attempts + 1
@@ -131,6 +132,11 @@ export class DeliveryStore {
       })
       updateDelivery.run({ id: d.id, state, attempt, next, now: r.nowMs })
       if (disableReason !== null) this.disableTx(d.webhookId, disableReason, r.nowMs)
+    }
+    this.recordTx = db.transaction(recordOne)
+    // Completions that land in the same event-loop turn share one commit.
+    this.recordManyTx = db.transaction((items: [ClaimedDelivery, AttemptRecord][]) => {
+      for (const [d, r] of items) recordOne(d, r)
     })
   }
 
@@ -140,6 +146,10 @@ export class DeliveryStore {
 
   record(d: ClaimedDelivery, r: AttemptRecord): void {
     this.recordTx(d, r)
+  }
+
+  recordMany(items: [ClaimedDelivery, AttemptRecord][]): void {
+    if (items.length > 0) this.recordManyTx(items)
   }
 
   /** Single-process ownership: at start, any claim still held belongs to a process that died. */

@@ -3,7 +3,7 @@ import { Agent, request } from 'undici'
 import type { DbHandle } from '../db/client.js'
 import type { Clock } from '../engine/clock.js'
 import { newId } from '../ids.js'
-import { DeliveryStore, type ClaimedDelivery } from './delivery-store.js'
+import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './delivery-store.js'
 import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
 import { activeSecrets, signatureHeader } from './sign.js'
 import { guardedLookup, literalHostForbidden } from './url-guard.js'
@@ -69,7 +69,8 @@ export class Dispatcher {
         .catch(this.onError)
         .finally(() => {
           this.inFlight.delete(p)
-          if (!this.stopping) {
+          // Claim in chunks (half the concurrency at a time) rather than one row per completion.
+          if (!this.stopping && this.inFlight.size <= this.concurrency / 2) {
             try {
               this.pump()
             } catch (err) {
@@ -115,6 +116,28 @@ export class Dispatcher {
     await this.agent.close().catch(() => this.agent.destroy())
   }
 
+  private readonly recordQueue: [ClaimedDelivery, AttemptRecord][] = []
+  private recordFlush: Promise<void> | null = null
+
+  /** Queues an attempt record; everything queued in this event-loop turn commits together. */
+  private recordSoon(d: ClaimedDelivery, r: AttemptRecord): Promise<void> {
+    this.recordQueue.push([d, r])
+    this.recordFlush ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const batch = this.recordQueue.splice(0)
+        this.recordFlush = null
+        try {
+          this.store.recordMany(batch)
+        } catch (err) {
+          // Unrecorded deliveries stay claimed and are retried once their lease ends.
+          this.onError(err)
+        }
+        resolve()
+      }),
+    )
+    return this.recordFlush
+  }
+
   private async deliver(d: ClaimedDelivery): Promise<void> {
     const attemptAt = this.clock()
     const timestampSec = Math.floor(attemptAt / 1000)
@@ -152,7 +175,7 @@ export class Dispatcher {
       outcome = { kind: 'retry', retryAfterMs: null }
       error = describeError(err, this.settings.timeoutMs)
     }
-    this.store.record(d, {
+    await this.recordSoon(d, {
       id: newId('evt', attemptAt),
       outcome,
       statusCode,

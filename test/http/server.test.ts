@@ -49,7 +49,7 @@ describe('server start', () => {
     await app.close()
   })
 
-  it('exits 0 on SIGTERM', async () => {
+  it('exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
     const root = fileURLToPath(new URL('../..', import.meta.url))
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       cwd: root,
