@@ -79,11 +79,21 @@ function insertReminders(handle: DbHandle, count: number, atOf: (i: number) => n
   }
 }
 
+/** Moves reminders inserted at offsets from 0 to offsets from `base` (ids below `below`). */
+function shift(handle: DbHandle, base: number, below: string): void {
+  handle.sqlite
+    .prepare('UPDATE reminders SET trigger_at = trigger_at + @base, next_fire_at = next_fire_at + @base WHERE id < @below')
+    .run({ base, below })
+}
+
 async function burst(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>) {
   const handle = await freshDb(dir, 'burst.db', rx.port, (m) => rx.child.send(m))
-  const due = Math.ceil((Date.now() + 3_000) / 1000) * 1000
-  insertReminders(handle, 10_000, () => due + 300) // all in the same second
-  insertReminders(handle, 90_000, (i) => due + 86_400_000 + i * 1000, 10_000)
+  const far = Date.now() + 86_400_000
+  insertReminders(handle, 90_000, (i) => far + i * 1000, 10_000)
+  insertReminders(handle, 10_000, () => 0)
+  // Inserting takes a while: the burst's time is set after, in one statement, all in one second.
+  const due = Math.ceil((Date.now() + 2_000) / 1000) * 1000
+  shift(handle, due + 300, 'rem_0001')
   await rx.ask({ reset: true })
   const dispatcher = new Dispatcher({ handle, settings, clock: wallClock, concurrency: 64 })
   const ticker = new Ticker({ handle, clock: wallClock, dispatcher })
@@ -106,9 +116,10 @@ async function burst(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>)
 async function steady(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>) {
   const seconds = Number(process.env.BENCH_STEADY_SECONDS ?? 60)
   const handle = await freshDb(dir, 'steady.db', rx.port, (m) => rx.child.send(m))
-  const start = Date.now() + 2_000
   const n = Math.round((seconds * 1000) / 60) // 1,000 per minute
-  insertReminders(handle, n, (i) => start + Math.round(i * 60 + Math.random() * 60))
+  insertReminders(handle, n, (i) => Math.round(i * 60 + Math.random() * 60))
+  const start = Date.now() + 2_000
+  shift(handle, start, 'rem_9')
   await rx.ask({ reset: true })
   const dispatcher = new Dispatcher({ handle, settings, clock: wallClock, concurrency: 64 })
   const ticker = new Ticker({ handle, clock: wallClock, dispatcher })

@@ -35,14 +35,15 @@ if (MODE === 'setup') {
   handle.close()
 } else {
   const dispatcher = new Dispatcher({ handle, settings, clock })
-  const ticker = new Ticker({ handle, clock, dispatcher })
   dispatcher.recover()
-  const result = ticker.tick(now)
   if (MODE === 'claim-and-die') {
-    await dispatcher.stop(0) // stop pumping; then claim by hand and die before sending
+    // Fire without pumping, claim by hand, and die before anything is sent.
+    new Ticker({ handle, clock }).tick(now)
     dispatcher.store.claim(now, 1_000)
     process.kill(process.pid, 'SIGKILL')
   }
+  const ticker = new Ticker({ handle, clock, dispatcher })
+  const result = ticker.tick(now)
   await dispatcher.runDue()
   await dispatcher.stop(1_000)
   handle.close()
