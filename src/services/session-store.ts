@@ -58,7 +58,25 @@ export interface DriftEventRow {
 
 const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, created_at, updated_at'
 
-function prepareAll(db: Database.Database) {
+type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>
+
+/** Spelled out (not inferred) so declaration emit can name better-sqlite3's types: `npm run build` needs it. */
+export interface SessionStatements {
+  insert: Stmt<[SessionInsert]>
+  meta: Stmt<[string, string], SessionMetaRow>
+  snapshot: Stmt<[string, string], { snapshot: string; version: number }>
+  writeSnapshot: Stmt<[SnapshotWrite]>
+  writeAttrs: Stmt<[{ id: string; agent_id: string; status: string; metadata: string; updated_at: number }]>
+  remove: Stmt<[string, string]>
+  listAll: Stmt<[string, string, number], SessionMetaRow>
+  listByStatus: Stmt<[string, string, string, number], SessionMetaRow>
+  insertStep: Stmt<[StepRow]>
+  listSteps: Stmt<[string, string, number, number], StepRow>
+  insertDriftEvent: Stmt<[Omit<DriftEventRow, 'seq'>]>
+  listDriftEvents: Stmt<[string, string, number, number], DriftEventRow>
+}
+
+function prepareAll(db: Database.Database): SessionStatements {
   return {
     insert: db.prepare<[SessionInsert]>(
       `INSERT INTO sessions (${META}, snapshot)
@@ -101,8 +119,6 @@ function prepareAll(db: Database.Database) {
     ),
   }
 }
-
-export type SessionStatements = ReturnType<typeof prepareAll>
 
 /** Statements are prepared on first use: the app may be built before migrations ran (/readyz). */
 export class SessionStore {
