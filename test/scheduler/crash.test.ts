@@ -70,10 +70,13 @@ describe('crash safety (child processes on a real SQLite file)', { timeout: 180_
 
   it('down past several occurrences, then killed mid-delivery: each due fire per missed_policy, none doubled', async () => {
     rx.received.length = 0
-    // Hold the first request unanswered and kill the process while it is in flight.
+    // Leave every request of this run unanswered and kill the process at the first one. Under
+    // load, more of the concurrent deliveries may reach the receiver before the kill lands: each
+    // of them was unanswered, so each must be delivered again after the restart.
     let kill: () => void = () => {}
-    rx.responder = (n, res) => {
-      if (n === 0) {
+    let dying = true
+    rx.responder = (_n, res) => {
+      if (dying) {
         kill()
         return
       }
@@ -82,7 +85,9 @@ describe('crash safety (child processes on a real SQLite file)', { timeout: 180_
     }
     const hung = await run('tick', '2026-11-22T15:30:00.000Z', (k) => (kill = k))
     expect(hung.signal).toBe('SIGKILL')
-    expect(rx.received).toHaveLength(1)
+    dying = false
+    const inFlight = rx.received.length
+    expect(inFlight).toBeGreaterThanOrEqual(1)
     await run('tick', '2026-11-22T15:30:05.000Z')
     await run('tick', '2026-11-22T15:30:06.000Z')
 
@@ -93,20 +98,20 @@ describe('crash safety (child processes on a real SQLite file)', { timeout: 180_
     expect(hours(ids.all!)).toEqual(['10:00', '11:00', '12:00', '13:00', '14:00', '15:00'])
     expect(fires.filter((f) => f.reminder_id !== ids.shot).every((f) => f.late === 1)).toBe(true)
 
-    // 7 messages, each acknowledged exactly once; only the one killed in flight was seen twice.
+    // 7 messages, each acknowledged exactly once; only those killed in flight were seen twice.
     const ack = db<{ message_id: string; state: string }>('SELECT message_id, state FROM webhook_deliveries')
     expect(ack).toHaveLength(8) // 7 + the earlier one-shot
     expect(ack.every((d) => d.state === 'succeeded')).toBe(true)
     const seen = rx.received.map((r) => String(r.headers['webhook-id']))
     expect(new Set(seen).size).toBe(7)
-    expect(seen).toHaveLength(8)
+    expect(seen).toHaveLength(7 + inFlight)
     for (const r of rx.received) expect(verify(secret, r)).toBeTruthy()
     const acked = db<{ n: number }>("SELECT count(*) AS n FROM webhook_attempts WHERE status_code = 204")[0]!.n
     expect(acked).toBe(8)
 
     // Restarting again at the same instant fires nothing more.
     await run('tick', '2026-11-22T15:30:07.000Z')
-    expect(rx.received).toHaveLength(8)
+    expect(rx.received).toHaveLength(7 + inFlight)
     expect(db('SELECT count(*) AS n FROM reminder_fires')).toEqual([{ n: 8 }])
   })
 })
