@@ -8,8 +8,9 @@
  *   owe several after downtime). `missed_policy` picks the fires: `all` every one (the latest
  *   MAX_CATCH_UP), `once` only the latest, `skip` the latest only if it is not late.
  * - A fire is late when it goes out more than LATE_AFTER_MS after its scheduled time.
- * - Then the reminder advances: a one-shot (or snoozed one-shot) becomes `triggered` with nothing
- *   left to fire; a recurring one stays `pending` with its next occurrence after now.
+ * - A plan with fires is applied by `fireReminder`, the state change every firing path shares
+ *   (recurring stays `pending` with its next occurrence, a one-shot becomes `triggered`). A plan
+ *   that fires nothing (a stale occurrence under `skip`) only moves the schedule on.
  */
 import type { ReminderRow } from '../services/reminder-model.js'
 import { rowTrigger } from '../services/reminder-model.js'
@@ -28,14 +29,10 @@ export interface PlannedFire {
 
 export type FirePlan =
   | { kind: 'hold'; scheduled_for: number; next_fire_at: number }
-  | {
-      kind: 'fire'
-      fires: PlannedFire[]
-      /** The columns to write back. */
-      status: ReminderRow['status']
-      next_fire_at: number | null
-      fired: boolean
-    }
+  /** `fires` is never empty. */
+  | { kind: 'fire'; fires: PlannedFire[] }
+  /** Nothing to announce; the columns to write back. */
+  | { kind: 'skip'; status: ReminderRow['status']; next_fire_at: number | null }
 
 type PlanRow = Pick<
   ReminderRow,
@@ -91,16 +88,10 @@ export function planFire(
     else if (row.missed_policy === 'skip') fires = latest.late ? [] : [latest]
     else fires = [latest]
   }
-  const fired = fires.length > 0
+  if (fires.length > 0) return { kind: 'fire', fires }
   if (recurring) {
-    return {
-      kind: 'fire',
-      fires,
-      fired,
-      status: 'pending',
-      next_fire_at: nextOccurrence(rowTrigger(row), Math.max(nowMs, lastOccurrence), settings.timezone),
-    }
+    return { kind: 'skip', status: 'pending', next_fire_at: nextOccurrence(rowTrigger(row), Math.max(nowMs, lastOccurrence), settings.timezone) }
   }
-  // One-shot: fired → triggered; skipped as stale → stays as it was with nothing left to fire.
-  return { kind: 'fire', fires, fired, status: fired ? 'triggered' : row.status === 'snoozed' ? 'pending' : row.status, next_fire_at: null }
+  // A one-shot skipped as stale stays as it was, with nothing left to fire.
+  return { kind: 'skip', status: row.status === 'snoozed' ? 'pending' : row.status, next_fire_at: null }
 }

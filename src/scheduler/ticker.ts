@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3'
 import cron, { type ScheduledTask } from 'node-cron'
 import type { DbHandle } from '../db/client.js'
-import { isoAt, type Clock } from '../engine/clock.js'
-import { toReminder, type ReminderRow } from '../services/reminder-model.js'
+import type { Clock } from '../engine/clock.js'
+import { fireReminder } from '../services/reminder-fire.js'
+import type { ReminderRow } from '../services/reminder-model.js'
 import { SettingsService, type AgentSettings } from '../services/settings.js'
 import type { Dispatcher } from '../webhooks/dispatcher.js'
-import { enqueue } from '../webhooks/outbox.js'
 import { planFire } from './fire-plan.js'
 
 export interface TickerOptions {
@@ -29,8 +29,9 @@ export interface TickResult {
 /**
  * The one scheduler timer: a node-cron task every second (no overlap) that fires due reminders
  * from the indexed `next_fire_at`, in batches, then pumps the webhook dispatcher. Each reminder's
- * fires, outbox messages and advance commit together; the (reminder_id, scheduled_for) key of
- * `reminder_fires` makes a second fire of the same occurrence impossible.
+ * fires, outbox messages and advance commit together (`fireReminder`, shared with trigger now);
+ * the (reminder_id, scheduled_for) key of `reminder_fires` makes a second fire of the same
+ * occurrence impossible.
  */
 export class Ticker {
   private readonly sqlite: Database.Database
@@ -64,16 +65,9 @@ export class Ticker {
       'INSERT INTO reminder_holds (reminder_id, scheduled_for, held_at) VALUES (?, ?, ?) ON CONFLICT (reminder_id) DO UPDATE SET held_at = excluded.held_at',
     )
     const dropHold = db.prepare('DELETE FROM reminder_holds WHERE reminder_id = ?')
-    const claimFire = db.prepare(
-      'INSERT INTO reminder_fires (reminder_id, scheduled_for, agent_id, message_id, fired_at, late) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-    )
-    const fireExists = db.prepare<[string, number], { n: number }>(
-      'SELECT 1 AS n FROM reminder_fires WHERE reminder_id = ? AND scheduled_for = ?',
-    )
     const setNext = db.prepare('UPDATE reminders SET next_fire_at = @next, updated_at = @now WHERE id = @id')
-    const advance = db.prepare(`UPDATE reminders SET status = @status, next_fire_at = @next, updated_at = @now,
-      snooze_until = NULL, triggered_at = coalesce(@fired_at, triggered_at), last_fired_at = coalesce(@fired_at, last_fired_at)
-      WHERE id = @id`)
+    const skip = db.prepare(`UPDATE reminders SET status = @status, next_fire_at = @next, updated_at = @now,
+      snooze_until = NULL WHERE id = @id`)
 
     this.runBatch = db.transaction((rows: ReminderRow[], nowMs: number, out: TickResult) => {
       const settingsByAgent = new Map<string, AgentSettings>()
@@ -91,27 +85,13 @@ export class Ticker {
           continue
         }
         if (h) dropHold.run(row.id)
-        const firedAt = plan.fired ? nowMs : null
-        advance.run({ id: row.id, status: plan.status, next: plan.next_fire_at, now: nowMs, fired_at: firedAt })
-        if (!plan.fired) out.skipped++
-        const after: ReminderRow = {
-          ...row,
-          status: plan.status,
-          next_fire_at: plan.next_fire_at,
-          updated_at: nowMs,
-          snooze_until: null,
-          triggered_at: firedAt ?? row.triggered_at,
-          last_fired_at: firedAt ?? row.last_fired_at,
+        if (plan.kind === 'skip') {
+          skip.run({ id: row.id, status: plan.status, next: plan.next_fire_at, now: nowMs })
+          out.skipped++
+          continue
         }
-        const reminder = toReminder(after)
-        for (const f of plan.fires) {
-          // Checked before enqueueing so an occurrence that already fired writes no message either.
-          if (fireExists.get(row.id, f.scheduled_for)) continue
-          const data = { reminder, scheduled_for: isoAt(f.scheduled_for), late: f.late }
-          const msg = enqueue(this.sqlite, row.agent_id, 'reminder.triggered', data, nowMs)
-          claimFire.run(row.id, f.scheduled_for, row.agent_id, msg.message_id, nowMs, f.late ? 1 : 0)
-          out.fired++
-        }
+        // The same state change and announcement as a manual trigger; see fireReminder.
+        out.fired += fireReminder(this.sqlite, row, nowMs, s.timezone, plan.fires).announced
       }
     })
   }

@@ -47,16 +47,19 @@ export function assertLive(row: Pick<ReminderRow, 'id' | 'status'>, action: stri
 }
 
 /**
- * The columns that change when a reminder fires at `nowMs`: it becomes `triggered`; a recurring
- * one keeps its schedule (next occurrence after now), a one-shot has nothing left to fire.
+ * The columns that change when a reminder fires at `nowMs`, on every path (ticker, trigger now,
+ * turn start). A recurring reminder stays `pending` with its next occurrence after now: when the
+ * fired occurrence was the due one that advances the schedule, and when it was not yet due the
+ * next occurrence after now is still the one already planned, so nothing moves. A one-shot
+ * becomes `triggered` with nothing left to fire. Either way the snooze is used up.
  */
 export function firedColumns(row: ScheduleFields, nowMs: number, agentTz: string) {
-  const fired = { ...row, status: 'triggered' as const, snooze_until: null }
+  const status: ReminderStatus = row.trigger_type === 'recurring' ? 'pending' : 'triggered'
   return {
-    status: 'triggered' as const,
+    status,
     triggered_at: nowMs,
     last_fired_at: nowMs,
     snooze_until: null,
-    next_fire_at: computeNextFire(fired, nowMs, agentTz),
+    next_fire_at: computeNextFire({ ...row, status, snooze_until: null }, nowMs, agentTz),
   }
 }

@@ -37,7 +37,6 @@ export class ReminderStore {
   private readonly insertStmt: Database.Statement
   private readonly getStmt: Database.Statement<[string, string], ReminderRow>
   private readonly updateStmt: Database.Statement
-  private readonly firedStmt: Database.Statement
   private readonly deleteStmt: Database.Statement<[string, string]>
   private readonly countLiveStmt: Database.Statement<[string], { n: number }>
   private readonly dueStmt: Database.Statement<[string, number, number], ReminderRow>
@@ -60,10 +59,6 @@ export class ReminderStore {
     this.updateStmt = lazyPrepare(sqlite, 
       `UPDATE reminders SET ${MUTABLE.map((c) => `${c} = @${c}`).join(', ')} WHERE agent_id = @agent_id AND id = @id`,
     )
-    // Only the columns a fire changes, so indexes on the others are left alone.
-    this.firedStmt = lazyPrepare(sqlite, `UPDATE reminders SET status = @status, triggered_at = @triggered_at,
-      last_fired_at = @last_fired_at, snooze_until = @snooze_until, next_fire_at = @next_fire_at,
-      updated_at = @updated_at WHERE agent_id = @agent_id AND id = @id`)
     this.deleteStmt = lazyPrepare(sqlite, 'DELETE FROM reminders WHERE agent_id = ? AND id = ?')
     this.countLiveStmt = lazyPrepare(sqlite, 
       "SELECT count(*) AS n FROM reminders WHERE agent_id = ? AND status IN ('pending', 'triggered', 'snoozed')",
@@ -93,14 +88,6 @@ export class ReminderStore {
 
   update(row: Writable): void {
     this.updateStmt.run(row)
-  }
-
-  updateFired(row: Pick<ReminderRow, 'id' | 'agent_id' | 'status' | 'triggered_at' | 'last_fired_at' | 'snooze_until' | 'next_fire_at' | 'updated_at'>): void {
-    this.firedStmt.run({
-      id: row.id, agent_id: row.agent_id, status: row.status, triggered_at: row.triggered_at,
-      last_fired_at: row.last_fired_at, snooze_until: row.snooze_until, next_fire_at: row.next_fire_at,
-      updated_at: row.updated_at,
-    })
   }
 
   delete(agentId: string, id: string): boolean {

@@ -12,7 +12,8 @@ import {
   cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, rowTrigger, toReminder, triggerColumns,
   type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
 } from './reminder-model.js'
-import { assertLive, clampSnoozeMinutes, computeNextFire, firedColumns } from './reminder-schedule.js'
+import { fireReminder } from './reminder-fire.js'
+import { assertLive, clampSnoozeMinutes, computeNextFire } from './reminder-schedule.js'
 import { ReminderStore, type ListFilter } from './reminder-store.js'
 import type { SettingsService } from './settings.js'
 
@@ -28,9 +29,6 @@ export interface CreateReminderInput {
 }
 export type PatchReminderInput = Partial<CreateReminderInput>
 
-/** Called inside the firing transaction (e.g. to write a webhook outbox message atomically). */
-export type FireListener = (event: { agent_id: string; reminder: Reminder; scheduled_for: number; late: boolean }) => void
-
 export const MAX_OCCURRENCES = 50
 
 function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], path: string): T | undefined {
@@ -42,7 +40,6 @@ function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], pa
 
 export class RemindersService {
   readonly store: ReminderStore
-  private readonly fireListeners: FireListener[] = []
 
   readonly sqlite: Database.Database
   readonly settings: SettingsService
@@ -53,10 +50,6 @@ export class RemindersService {
     this.settings = settings
     this.clock = clock
     this.store = new ReminderStore(sqlite)
-  }
-
-  onFire(listener: FireListener): void {
-    this.fireListeners.push(listener)
   }
 
   private load(agentId: string, id: string): ReminderRow {
@@ -172,26 +165,22 @@ export class RemindersService {
     return clamped ? { ...out, clamped: true } : out
   }
 
-  /** Fires the reminder now (as the scheduler would), telling fire listeners in the same transaction. */
+  /**
+   * Fires the reminder now, as the scheduler would: the same state change (`fireReminder`) and,
+   * in the same transaction, a `reminder.triggered` message with `scheduled_for` = now. The fire
+   * is recorded under that instant, so it never blocks a scheduled occurrence at another instant;
+   * a recurring reminder that was due has that occurrence answered by this fire (it advances).
+   */
   trigger(agentId: string, id: string): Reminder {
     return this.transition(agentId, id, 'trigger', () => undefined, true)
   }
 
   /**
-   * Marks already-loaded rows fired at `nowMs` (turn start, the scheduler); the caller holds
-   * the transaction. Returns the updated reminders.
+   * Marks already-loaded rows fired at `nowMs` for turn start (the caller holds the transaction).
+   * No webhook message: the agent pulled these itself and has them in the response.
    */
   markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
-    return rows.map((r) => {
-      const row = { ...r, ...firedColumns(r, nowMs, agentTz), updated_at: nowMs }
-      this.store.updateFired(row)
-      const reminder = toReminder(row)
-      const scheduledFor = r.next_fire_at ?? nowMs
-      for (const l of this.fireListeners) {
-        l({ agent_id: r.agent_id, reminder, scheduled_for: scheduledFor, late: scheduledFor < nowMs })
-      }
-      return reminder
-    })
+    return rows.map((r) => fireReminder(this.sqlite, r, nowMs, agentTz, []).reminder)
   }
 
   private transition(
@@ -206,7 +195,7 @@ export class RemindersService {
       const row = { ...this.load(agentId, id) }
       assertLive(row, action)
       const tz = this.settings.get(agentId).timezone
-      if (fire) return this.markFired([row], now, tz)[0] as Reminder
+      if (fire) return fireReminder(this.sqlite, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
       apply(row, now)
       row.updated_at = now
       row.next_fire_at = computeNextFire(row, now, tz)

@@ -2,8 +2,9 @@
  * `POST /v1/turns`: what to inject before the agent's next LLM call. Due reminders and context
  * reminders the user message triggers, plus the goal reminder and recitation of a session, are
  * merged by priority within the agent's `injection_budget_tokens` (InjectionBudgetManager);
- * during quiet hours only urgent or exempt reminders go out. Delivered reminders become
- * `triggered` in the same transaction that selected them.
+ * during quiet hours only urgent or exempt reminders go out. Delivered reminders are fired
+ * (`fireReminder`: one-shots become `triggered`, recurring ones stay `pending` and advance) in
+ * the same transaction that selected them, without a webhook: the agent has them in the response.
  */
 import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'

@@ -81,17 +81,18 @@ describe('reminder lifecycle', () => {
     expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:45:00Z')).map((r) => r.title)).toEqual(['snz'])
   })
 
-  it('trigger now: one-shots become triggered, recurring ones stay scheduled', () => {
+  it('trigger now: one-shots become triggered, recurring ones stay pending and scheduled', () => {
     const f = reminderFixture()
-    const events: unknown[] = []
-    f.reminders.onFire((e) => events.push({ id: e.reminder.id, late: e.late }))
+    const messages = () => f.handle.sqlite.prepare("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered'").all() as { payload: string }[]
+    const shot = f.reminders.create('agt_a', { title: 's', trigger: at('2026-11-22T12:00:00Z') })
+    expect(f.reminders.trigger('agt_a', shot.id)).toMatchObject({ status: 'triggered', next_fire_at: null })
     const cron = f.reminders.create('agt_a', { title: 'c', trigger: { type: 'recurring', cron: '0 * * * *' } })
     const fired = f.reminders.trigger('agt_a', cron.id)
     expect(fired).toMatchObject({
-      status: 'triggered', triggered_at: '2026-11-22T09:00:00.000Z', last_fired_at: '2026-11-22T09:00:00.000Z',
+      status: 'pending', triggered_at: '2026-11-22T09:00:00.000Z', last_fired_at: '2026-11-22T09:00:00.000Z',
       next_fire_at: '2026-11-22T10:00:00.000Z',
     })
-    expect(events).toEqual([{ id: cron.id, late: false }])
+    expect(messages().map((m) => JSON.parse(m.payload).data.reminder.id)).toEqual([shot.id, cron.id])
     // The schedule keeps going: due again at the next hour.
     expect(f.reminders.due('agt_a', Date.parse('2026-11-22T10:00:00Z')).map((r) => r.id)).toEqual([cron.id])
   })
