@@ -61,8 +61,9 @@ export class Ticker {
     const getHold = db.prepare<[string], { scheduled_for: number; held_at: number }>(
       'SELECT scheduled_for, held_at FROM reminder_holds WHERE reminder_id = ?',
     )
+    // A stale hold is replaced whole: its scheduled_for belongs to the old schedule too.
     const putHold = db.prepare(
-      'INSERT INTO reminder_holds (reminder_id, scheduled_for, held_at) VALUES (?, ?, ?) ON CONFLICT (reminder_id) DO UPDATE SET held_at = excluded.held_at',
+      'INSERT INTO reminder_holds (reminder_id, scheduled_for, held_at) VALUES (?, ?, ?) ON CONFLICT (reminder_id) DO UPDATE SET scheduled_for = excluded.scheduled_for, held_at = excluded.held_at',
     )
     const dropHold = db.prepare('DELETE FROM reminder_holds WHERE reminder_id = ?')
     const setNext = db.prepare('UPDATE reminders SET next_fire_at = @next, updated_at = @now WHERE id = @id')

@@ -84,6 +84,23 @@ describe('one firing rule for the ticker, trigger now and turn start', () => {
     expect(messages()).toHaveLength(1)
   })
 
+  it('trigger now during quiet hours answers the held occurrence; the schedule resumes from the next real one', () => {
+    f.settings.put('agt_a', { quiet_hours: { start: '22:00', end: '07:00' } })
+    f.setNow('2026-11-22T21:30:00Z')
+    const r = hourly('h')
+    ticker.tick(Date.parse('2026-11-22T22:00:00Z'))
+    expect(f.reminders.get('agt_a', r.id).next_fire_at).toBe('2026-11-23T07:00:00.000Z')
+    f.setNow('2026-11-22T22:30:00Z')
+    expect(f.reminders.trigger('agt_a', r.id)).toMatchObject({ status: 'pending', next_fire_at: '2026-11-22T23:00:00.000Z' })
+    ticker.tick(Date.parse('2026-11-22T23:00:00Z'))
+    ticker.tick(Date.parse('2026-11-23T07:00:00Z'))
+    // The manual fire, then the 23:00 occurrence held to 07:00; the 22:00 one is not sent again.
+    expect(messages().map((m) => [m.scheduled_for, m.late])).toEqual([
+      ['2026-11-22T22:30:00.000Z', false],
+      ['2026-11-22T23:00:00.000Z', true],
+    ])
+  })
+
   it('turn start delivers without writing webhook messages or fire records', () => {
     f.reminders.create('agt_a', { title: 'due', trigger: { type: 'scheduled', at: '2026-11-22T08:00:00Z' } })
     f.reminders.create('agt_a', { title: 'deploy check', trigger: { type: 'context', pattern: 'deploy' } })
