@@ -1,7 +1,7 @@
 /** The data shapes of a goal session (API.md field names): results, events and its JSON state. */
 import type { DriftCheck, DriftSeverity, GoalDNAJSON, TrendDirection } from './goal-dna.js'
 import type { GoalReminderJSON } from './goal-reminder.js'
-import type { GoalState, GoalTrackerJSON, StepVerification } from './goal-tracker.js'
+import type { GoalState, GoalTrackerJSON, GoalTrackerSummary, StepVerification } from './goal-tracker.js'
 import type { ChatMessage, PlanTask, RecitationJSON, TodoItem } from './recitation.js'
 import type { SessionConfig } from './session-config.js'
 import type { Clock } from './clock.js'
@@ -53,17 +53,8 @@ export interface RecitationInjection<M extends ChatMessage> {
   recitation: { text: string; token_estimate: number } | null
 }
 
-export interface SessionSummary {
-  goal: string
-  progress: number
-  drift: number
-  steps_completed: number
-  steps_planned: number
-  loops_detected: number
-  stall_turns: number
-  elapsed_seconds: number
-  verifications: number
-  avg_alignment: number
+/** The tracker's summary (seed 002) plus the fingerprint's and the reminder injector's. */
+export interface SessionSummary extends GoalTrackerSummary {
   dna: { token_count: number; total_checks: number; drift_events: number; trend_direction: TrendDirection; consecutive_drift_count: number }
   reminders: { total_reminders: number; pitfalls_count: number; tried_approaches_count: number; history_size: number }
 }
