@@ -8,6 +8,7 @@ import { isoAt } from '../engine/clock.js'
 import { enqueue } from '../webhooks/outbox.js'
 import { toReminder, type Reminder, type ReminderRow } from './reminder-model.js'
 import { firedColumns } from './reminder-schedule.js'
+import { perConnection } from '../db/lazy-statement.js'
 
 /** One occurrence a fire announces as `reminder.triggered`. */
 export interface AnnouncedFire {
@@ -22,24 +23,17 @@ interface Statements {
 }
 
 // Prepared once per connection: the ticker fires thousands of reminders a second through here.
-const cache = new WeakMap<Database.Database, Statements>()
-
-function statements(sqlite: Database.Database): Statements {
-  let s = cache.get(sqlite)
-  if (!s) {
-    s = {
-      // Only the columns a fire changes, so indexes on the others are left alone.
-      update: sqlite.prepare(`UPDATE reminders SET status = @status, triggered_at = @triggered_at,
-        last_fired_at = @last_fired_at, snooze_until = @snooze_until, next_fire_at = @next_fire_at,
-        updated_at = @updated_at WHERE agent_id = @agent_id AND id = @id`),
-      claim: sqlite.prepare(`INSERT INTO reminder_fires (reminder_id, scheduled_for, agent_id, message_id, fired_at, late)
-        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-      exists: sqlite.prepare('SELECT 1 AS n FROM reminder_fires WHERE reminder_id = ? AND scheduled_for = ?'),
-    }
-    cache.set(sqlite, s)
-  }
-  return s
-}
+const statements = perConnection(
+  (sqlite): Statements => ({
+    // Only the columns a fire changes, so indexes on the others are left alone.
+    update: sqlite.prepare(`UPDATE reminders SET status = @status, triggered_at = @triggered_at,
+      last_fired_at = @last_fired_at, snooze_until = @snooze_until, next_fire_at = @next_fire_at,
+      updated_at = @updated_at WHERE agent_id = @agent_id AND id = @id`),
+    claim: sqlite.prepare(`INSERT INTO reminder_fires (reminder_id, scheduled_for, agent_id, message_id, fired_at, late)
+      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+    exists: sqlite.prepare('SELECT 1 AS n FROM reminder_fires WHERE reminder_id = ? AND scheduled_for = ?'),
+  }),
+)
 
 /**
  * Fires `row` at `nowMs`: writes `firedColumns` (recurring stays pending with its next occurrence

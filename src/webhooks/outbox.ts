@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { isoAt } from '../engine/clock.js'
 import { newId } from '../ids.js'
+import { perConnection } from '../db/lazy-statement.js'
 
 /** Event types of API.md. */
 export type EventType =
@@ -29,25 +30,18 @@ interface Statements {
 }
 
 // Prepared once per connection: enqueue sits on the scheduler's hot path (thousands per second).
-const cache = new WeakMap<Database.Database, Statements>()
-
-function statements(sqlite: Database.Database): Statements {
-  let s = cache.get(sqlite)
-  if (!s) {
-    s = {
-      message: sqlite.prepare(
-        'INSERT INTO webhook_messages (id, agent_id, event_type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      delivery: sqlite.prepare(`INSERT INTO webhook_deliveries
-        (id, agent_id, message_id, webhook_id, state, attempts, next_attempt_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
-      active: sqlite.prepare("SELECT id, event_types FROM webhooks WHERE agent_id = ? AND status = 'active'"),
-      one: sqlite.prepare('SELECT id, event_types FROM webhooks WHERE agent_id = ? AND id = ?'),
-    }
-    cache.set(sqlite, s)
-  }
-  return s
-}
+const statements = perConnection(
+  (sqlite): Statements => ({
+    message: sqlite.prepare(
+      'INSERT INTO webhook_messages (id, agent_id, event_type, payload, created_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    delivery: sqlite.prepare(`INSERT INTO webhook_deliveries
+      (id, agent_id, message_id, webhook_id, state, attempts, next_attempt_at, created_at, updated_at)
+      VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
+    active: sqlite.prepare("SELECT id, event_types FROM webhooks WHERE agent_id = ? AND status = 'active'"),
+    one: sqlite.prepare('SELECT id, event_types FROM webhooks WHERE agent_id = ? AND id = ?'),
+  }),
+)
 
 /**
  * Writes one outbox message and one pending delivery per active subscription of `agentId` that
