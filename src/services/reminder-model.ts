@@ -72,23 +72,12 @@ export interface Reminder {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoAt(ms))
 
-export function triggerOf(row: ReminderRow): TriggerJSON {
-  switch (row.trigger_type) {
-    case 'scheduled':
-      return { type: 'scheduled', at: isoAt(row.trigger_at ?? 0) }
-    case 'recurring':
-      return { type: 'recurring', cron: row.trigger_cron ?? '', timezone: row.trigger_timezone }
-    case 'context':
-      return { type: 'context', pattern: row.trigger_pattern ?? '' }
-  }
-}
-
 export function toReminder(row: ReminderRow): Reminder {
   return {
     id: row.id,
     title: row.title,
     body: row.body,
-    trigger: triggerOf(row),
+    trigger: rowTrigger(row),
     status: row.status,
     priority: row.priority,
     context_tags: JSON.parse(row.context_tags) as string[],
@@ -175,8 +164,8 @@ export function triggerColumns(trigger: ReminderTrigger): TriggerColumns {
   }
 }
 
-/** The trigger of a row in the occurrence module's form. */
-export function rowTrigger(row: Pick<ReminderRow, keyof TriggerColumns>): ReminderTrigger {
+/** A row's trigger as the API shows it (also the occurrence module's `ReminderTrigger`). */
+export function rowTrigger(row: Pick<ReminderRow, keyof TriggerColumns>): TriggerJSON {
   switch (row.trigger_type) {
     case 'scheduled':
       return { type: 'scheduled', at: isoAt(row.trigger_at ?? 0) }
