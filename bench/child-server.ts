@@ -21,6 +21,8 @@ export interface ChildServer {
   rss(): number
   /** Peak resident set size of the child so far, bytes (Linux only; NaN elsewhere). */
   peakRss(): number
+  /** CPU time (user + system) the child has used so far, µs (Linux /proc; NaN elsewhere). */
+  cpuMicros(): number
   /** SIGTERM, wait for exit (SIGKILL after 10 s). */
   stop(): Promise<void>
 }
@@ -87,6 +89,18 @@ export interface SpawnOptions {
   timeoutMs?: number
 }
 
+const CLOCK_TICK_US = 10_000 // USER_HZ is 100 on Linux
+
+function cpuMicros(pid: number): number {
+  try {
+    // Fields after the `(comm)`: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US
+  } catch {
+    return Number.NaN
+  }
+}
+
 /** Spawns `node <args>` with the given env (on top of a clean process env) and waits until ready. */
 export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
   const env: Record<string, string> = {}
@@ -133,6 +147,7 @@ export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
     baseUrl,
     rss: () => statusField(pid, 'VmRSS'),
     peakRss: () => statusField(pid, 'VmHWM'),
+    cpuMicros: () => cpuMicros(pid),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM')
@@ -172,7 +187,11 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
   const port = await freePort()
   const server = await spawnServer({
     name: 'goalkeeper',
-    args: opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js'],
+    // BENCH_CPU_PROF=dir writes a V8 CPU profile of the server there when it exits.
+    args: [
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      ...(opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']),
+    ],
     port,
     readyPath: '/readyz',
     env: {

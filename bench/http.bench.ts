@@ -8,8 +8,12 @@
  * 10 s (after a short warm-up) from this process, so the load generator shares the machine with
  * the server exactly as it does with the baseline: compare the ratios, not absolute req/s.
  *
+ * Each row also gives the server's own CPU time per request (from /proc), the figure to watch
+ * when profiling: the req/s of both servers move with whatever else the machine runs.
+ *
  * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
- * --no-build (use the dist/ already built).
+ * --no-build (use the dist/ already built), --only steps|drift|reminder (that scenario and its
+ * baseline). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
@@ -21,21 +25,33 @@ const connections = flag('connections', 50)
 const fromSource = hasFlag('tsx')
 const warmup = flag('warmup', 2)
 const sessionCount = flag('sessions', 50)
+const only = onlyScenario()
+
+function onlyScenario(): string | undefined {
+  const i = process.argv.indexOf('--only')
+  return i < 0 ? undefined : process.argv[i + 1]
+}
 
 interface Row {
-  result: LoadResult
-  baseline?: LoadResult
+  result: Measured
+  baseline?: LoadResult | undefined
   /** Minimum ratio to the baseline, and maximum p99 in ms. */
   minRatio?: number
   maxP99?: number
 }
 
-async function measure(server: ChildServer, scenario: Scenario): Promise<LoadResult> {
+type Measured = LoadResult & { cpuPerRequest: number }
+
+async function measure(server: ChildServer, scenario: Scenario): Promise<Measured> {
   if (warmup > 0) await runLoad(server.baseUrl, scenario, { connections, duration: warmup })
+  const cpu0 = server.cpuMicros()
   const result = await runLoad(server.baseUrl, scenario, { connections, duration })
-  console.log(`  ${scenario.name.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${result.p99} ms`)
-  return result
+  const cpuPerRequest = (server.cpuMicros() - cpu0) / result.requests
+  console.log(`  ${scenario.name.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${result.p99} ms  server CPU ${cpuPerRequest.toFixed(0)} µs/req`)
+  return { ...result, cpuPerRequest }
 }
+
+const skipped = (): Measured | undefined => undefined
 
 function roundRobin<T>(xs: T[]): () => T {
   let i = 0
@@ -56,39 +72,49 @@ async function main(): Promise<void> {
     let turn = 0
     let n = 0
 
-    const basePost = await measure(baseline, {
-      name: 'baseline POST (1 SQLite insert)',
-      method: 'POST',
-      next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
-    })
-    const baseGet = await measure(baseline, { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) })
-    const steps = await measure(goalkeeper, {
-      name: 'POST /v1/sessions/{id}/steps',
-      method: 'POST',
-      headers: auth,
-      next: () => ({ path: `/v1/sessions/${session()}/steps`, body: { description: stepText(), output: `ok ${n++}` } }),
-    })
-    const drift = await measure(goalkeeper, {
-      name: 'POST /v1/sessions/{id}/drift-checks',
-      method: 'POST',
-      headers: auth,
-      next: () => ({ path: `/v1/sessions/${session()}/drift-checks`, body: { action: actionText() } }),
-    })
-    const reminder = await measure(goalkeeper, {
-      name: 'GET /v1/sessions/{id}/reminder?turn=N',
-      method: 'GET',
-      headers: auth,
-      // Turns 1..30 cover the full, compact and ultra-compact modes.
-      next: () => ({ path: `/v1/sessions/${session()}/reminder?turn=${(turn++ % 30) + 1}` }),
-    })
+    const want = (name: string) => only === undefined || only === name
+    const basePost = want('steps') || want('drift')
+      ? await measure(baseline, {
+          name: 'baseline POST (1 SQLite insert)',
+          method: 'POST',
+          next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
+        })
+      : skipped()
+    const baseGet = want('reminder') ? await measure(baseline, { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) }) : skipped()
+    const steps = want('steps')
+      ? await measure(goalkeeper, {
+          name: 'POST /v1/sessions/{id}/steps',
+          method: 'POST',
+          headers: auth,
+          next: () => ({ path: `/v1/sessions/${session()}/steps`, body: { description: stepText(), output: `ok ${n++}` } }),
+        })
+      : skipped()
+    const drift = want('drift')
+      ? await measure(goalkeeper, {
+          name: 'POST /v1/sessions/{id}/drift-checks',
+          method: 'POST',
+          headers: auth,
+          next: () => ({ path: `/v1/sessions/${session()}/drift-checks`, body: { action: actionText() } }),
+        })
+      : skipped()
+    const reminder = want('reminder')
+      ? await measure(goalkeeper, {
+          name: 'GET /v1/sessions/{id}/reminder?turn=N',
+          method: 'GET',
+          headers: auth,
+          // Turns 1..30 cover the full, compact and ultra-compact modes.
+          next: () => ({ path: `/v1/sessions/${session()}/reminder?turn=${(turn++ % 30) + 1}` }),
+        })
+      : skipped()
 
-    const rows: Row[] = [
-      { result: basePost },
-      { result: baseGet },
-      { result: steps, baseline: basePost, minRatio: 0.6, maxP99: 25 },
-      { result: drift, baseline: basePost, minRatio: 0.6 },
-      { result: reminder, baseline: baseGet, minRatio: 0.7 },
+    const all: (Row | false)[] = [
+      basePost !== undefined && { result: basePost },
+      baseGet !== undefined && { result: baseGet },
+      steps !== undefined && { result: steps, baseline: basePost, minRatio: 0.6, maxP99: 25 },
+      drift !== undefined && { result: drift, baseline: basePost, minRatio: 0.6 },
+      reminder !== undefined && { result: reminder, baseline: baseGet, minRatio: 0.7 },
     ]
+    const rows = all.filter((r): r is Row => r !== false)
     report(rows)
     const failed = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0)
     if (failed.length > 0) {
@@ -114,6 +140,7 @@ function report(rows: Row[]): void {
         'req/s': Math.round(r.rps),
         'p50 ms': r.p50,
         'p99 ms': r.p99,
+        'server µs/req': Math.round(r.cpuPerRequest),
         'errors/non-2xx': `${r.errors}/${r.non2xx}`,
         ratio: ratio === undefined ? '' : `${ratio.toFixed(2)}× ${baseline!.name.startsWith('baseline GET') ? 'GET' : 'POST'}`,
         target: minRatio === undefined ? '' : `≥ ${minRatio}×${maxP99 === undefined ? '' : `, p99 ≤ ${maxP99} ms`}`,
