@@ -80,19 +80,20 @@ export interface GoalDNAJSON {
 /** The seed's default, which belongs to the `lexical` mode. */
 export const DEFAULT_DRIFT_THRESHOLD = 0.15
 /**
- * Default threshold per mode. `enhanced` (0.075) is calibrated on the τ-bench airline bench slice
+ * Default threshold per mode. `enhanced` (0.065) is calibrated on the τ-bench airline bench slice
  * (its 1,000 on-task steps, held apart by customer from the held-out slice): the score below
- * which 20% of on-task steps fall, rounded. A 20% per-check false-alarm rate keeps a false
- * `is_drifting()` (4 drifts in a row) near 0.2%; at it 52% of off-task steps are flagged, where
- * `lexical` at 0.15 flags 87% of on-task steps. `bench/quality.ts` prints both rates.
+ * which 20% of on-task steps fall (0.0665), rounded down to a multiple of 0.005. A 20% per-check
+ * false-alarm rate keeps a false `is_drifting()` (4 drifts in a row) near 0.2%; at it 50% of
+ * off-task steps are flagged, where `lexical` at 0.15 flags 87% of on-task steps.
+ * `bench/quality.ts` prints both rates. Re-derive it the same way whenever the scorer changes.
  */
-export const DEFAULT_DRIFT_THRESHOLDS: Readonly<Record<SimilarityMode, number>> = { lexical: DEFAULT_DRIFT_THRESHOLD, enhanced: 0.075 }
+export const DEFAULT_DRIFT_THRESHOLDS: Readonly<Record<SimilarityMode, number>> = { lexical: DEFAULT_DRIFT_THRESHOLD, enhanced: 0.065 }
 /**
  * Severity bands as fractions of the threshold t: ≥ t none, ≥ b0·t low, ≥ b1·t moderate,
  * ≥ b2·t high, else critical. `enhanced` keeps the seed's fractions: on the same τ-bench slice
- * the off-task / on-task ratio rises from 0.6 (none) to 2.7 (low), 3.0 (moderate), 4.2 (high);
- * critical (≈ no shared word) falls back to 2.1 because generic steps ("You're welcome!") share
- * nothing with any goal, so no band choice makes it monotone there.
+ * at t = 0.065 the off-task / on-task ratio rises from 0.6 (none) to 1.9 (low), 4.5 (moderate),
+ * 4.5 (high); critical (≈ no shared word) falls back to 2.3 because generic steps ("You're
+ * welcome!") share nothing with any goal, so no band choice makes it monotone there.
  */
 export const SEVERITY_BANDS: Readonly<Record<SimilarityMode, readonly [number, number, number]>> = {
   lexical: [0.7, 0.4, 0.2],

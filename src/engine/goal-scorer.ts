@@ -2,7 +2,7 @@
  * How GoalDNA scores an action against its goal. GoalDNA only sees this interface, so another
  * similarity mode can be added here without touching its drift logic.
  */
-import { bagCosine, cosineToText, goalBag, weightedBag, type WeightedBag } from './enhanced-similarity.js'
+import { cosineToText, goalBag, type WeightedBag } from './enhanced-similarity.js'
 import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigramText, type Fingerprint } from './text.js'
 
 /**
@@ -117,8 +117,14 @@ export function createScorer(goal: string, mode: SimilarityMode = 'lexical', opt
   }
 }
 
-/** Symmetric one-off similarity of two texts in `mode` (nothing prepared for reuse). */
+/**
+ * One-off similarity of two texts in `mode` (nothing prepared for reuse). `enhanced` averages the
+ * check in both directions (each text once as the goal), so it is symmetric and scores exactly
+ * what a drift check scores.
+ */
 export function textSimilarity(mode: SimilarityMode, a: string, b: string): number {
-  if (mode === 'enhanced') return bagCosine(weightedBag(a), weightedBag(b), NO_SIGNAL_SIMILARITY)
+  if (mode === 'enhanced') {
+    return (cosineToText(goalBag(a), b, NO_SIGNAL_SIMILARITY) + cosineToText(goalBag(b), a, NO_SIGNAL_SIMILARITY)) / 2
+  }
   return lexicalSimilarity(fingerprint(a), b)
 }

@@ -85,7 +85,33 @@ describe('enhanced similarity', () => {
     const a = 'A man is playing a guitar on stage.'
     const b = 'Someone plays the guitar in a concert.'
     expect(textSimilarity('enhanced', a, b)).toBeCloseTo(textSimilarity('enhanced', b, a), 12)
-    expect(textSimilarity('enhanced', a, b)).toBe(createScorer(a, 'enhanced').similarity(b))
+    const both = (createScorer(a, 'enhanced').similarity(b) + createScorer(b, 'enhanced').similarity(a)) / 2
+    expect(textSimilarity('enhanced', a, b)).toBe(both)
+  })
+
+  it('ignores the JSON keys of a tool call but keeps its name and values', () => {
+    expect(normalizeText('get_reservation_details({"reservation_id": "PEP4E0", "flight_number": 2})')).toBe(
+      'get_reservation_details({: "pep4e0", : 2})',
+    )
+    const scorer = createScorer('Look up the passenger details of my Seattle trip', 'enhanced')
+    // "passenger" only as a key: no signal; as the function name or a value it counts.
+    expect(scorer.similarity('lookup({"passengers": "PX9", "trip_id": "QQ1"})')).toBe(0)
+    expect(scorer.similarity('get_passengers({"id": "PX9"})')).toBeGreaterThan(0)
+    expect(scorer.similarity('lookup({"city": "Seattle"})')).toBeGreaterThan(0)
+    // Prose with a colon but no quoted key is untouched.
+    expect(normalizeText('Passenger details: Seattle')).toBe('passenger details: seattle')
+  })
+
+  it('weights a word the goal repeats by 1 + ln(tf), the checked text as a set', () => {
+    const bag = goalBag('Refund the ticket, a full refund, nothing but a refund')
+    expect(bag.weights.get('refund')).toBeCloseTo(wordWeight('refund') * (1 + Math.log(3)), 12)
+    expect(bag.weights.get('ticket')).toBeCloseTo(wordWeight('ticket'), 12)
+    const scorer = createScorer('Refund the ticket, a full refund, nothing but a refund', 'enhanced')
+    expect(scorer.similarity('refund refund refund')).toBe(scorer.similarity('refund'))
+    // The goal's focus word outranks a word it names once, beyond their IDF difference.
+    const once = createScorer('Refund the ticket', 'enhanced')
+    const ratio = (sc: typeof scorer) => sc.similarity('refund') / sc.similarity('ticket')
+    expect(ratio(scorer)).toBeGreaterThan(ratio(once))
   })
 })
 
