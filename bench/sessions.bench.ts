@@ -14,6 +14,7 @@ import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
 import { AgentsService } from '../src/services/agents.js'
 import { SessionsService } from '../src/services/sessions.js'
+import { SNAPSHOT_EVERY } from '../src/services/session-engine-store.js'
 import { bench, report } from './harness.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gk-bench-'))
@@ -49,7 +50,7 @@ bench('summary (hydrate each time)', () => uncached.s.summary(agent.id, uncached
 bench('GET session (row only)', () => cached.s.get(agent.id, cached.id), { batches: 40 })
 
 const stepsTaken = cached.s.summary(agent.id, cached.id).verifications
-const snapshot = handle.sqlite.prepare('SELECT length(snapshot) AS n FROM sessions WHERE id = ?').get(cached.id) as { n: number }
+const snapshot = handle.sqlite.prepare('SELECT length(snapshot) AS n FROM session_snapshots WHERE session_id = ?').get(cached.id) as { n: number }
 
 const app = await buildApp({ config: loadConfig({ GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0', GOALKEEPER_DB: ':memory:' }), handle, logger: false })
 const headers = { authorization: `Bearer ${agent.api_key}` }
@@ -69,5 +70,5 @@ rmSync(dir, { recursive: true, force: true })
 
 report('goal sessions: step write path on a SQLite file (WAL, synchronous=NORMAL)')
 console.log(`LRU speed-up on a step: ${(stepUncached.median_us / stepCached.median_us).toFixed(2)}×`)
-console.log(`snapshot after ${stepsTaken} steps: ${snapshot.n} bytes`)
+console.log(`snapshot after ${stepsTaken} steps: ${snapshot.n} bytes (rewritten every ${SNAPSHOT_EVERY} journaled ops)`)
 console.log(`POST /v1/sessions/{id}/steps through app.inject, ${N} requests: median ${times[N >> 1]!.toFixed(0)} µs, p90 ${times[Math.floor(N * 0.9)]!.toFixed(0)} µs, p99 ${times[Math.floor(N * 0.99)]!.toFixed(0)} µs`)

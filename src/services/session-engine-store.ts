@@ -1,8 +1,11 @@
 /**
- * Load → engine → persist for goal sessions. Every mutation runs in one transaction: the
- * snapshot with its version check, any step or drift-event rows, and the outbox messages of the
- * episode events. Hydrated sessions are kept in a small LRU keyed by id and checked against the
- * row's version, so a restart or another writer can never serve stale engine state.
+ * Load → engine → persist for goal sessions. Every mutation runs in one transaction: the small
+ * meta row with its version check, any step or drift-event rows, the outbox messages of the
+ * episode events, and the engine state: a journal row for a journaled op (session-ops.ts), or a
+ * full snapshot for any other op and every SNAPSHOT_EVERY ops, so a session is never more than
+ * that many ops of replay away. Hydrated sessions are kept in an LRU keyed by id and checked
+ * against the row's version, so a restart or another writer can never serve stale engine state;
+ * a session evicted with journaled ops is snapshotted then, so a cache miss rarely replays.
  */
 import { LRUCache } from 'lru-cache'
 import type { DbHandle } from '../db/client.js'
@@ -12,17 +15,30 @@ import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type Sessio
 import { conflict, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import { enqueue } from '../webhooks/outbox.js'
+import { applyOp, SessionClock, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
 import { SessionStore, type SessionMetaRow } from './session-store.js'
 
 export const SESSION_CACHE_MAX = 500
+/** Journaled ops between two snapshots: bounds the replay of a cache miss. */
+export const SNAPSHOT_EVERY = 32
 
-/** What a mutation hands back to be written with the snapshot. */
+/** What a mutation hands back to be written with the engine state. */
 export interface MutationOutcome<T> {
   result: T
   events?: SessionEvent[]
   drift_events?: DriftEvent[]
   /** Extra rows (the step log) written inside the same transaction. */
   write?: (now: number) => void
+  /** The op the mutation applied with `applyOp`, journaled instead of a snapshot; absent: snapshot. */
+  op?: SessionOp
+}
+
+/** A hydrated session as of `version`, with its clock and the journal rows after its snapshot. */
+interface Entry {
+  version: number
+  session: GoalSession
+  clock: SessionClock
+  pending: number
 }
 
 export class SessionEngineStore {
@@ -31,20 +47,37 @@ export class SessionEngineStore {
   private readonly clock: Clock
   private readonly metrics: Metrics
   private readonly engineOptions: GoalSessionOptions
-  /** Absent when caching is off (`cacheMax: 0`): every request parses the snapshot. */
-  private readonly cache: LRUCache<string, { version: number; session: GoalSession }> | undefined
+  private readonly snapshotEvery: number
+  /** Absent when caching is off (`cacheMax: 0`): every request loads the session. */
+  private readonly cache: LRUCache<string, Entry> | undefined
+  /** The clock each private copy (`fresh`) runs on, so committing it can cache it whole. */
+  private readonly clocks = new WeakMap<GoalSession, SessionClock>()
 
-  constructor(handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions, cacheMax = SESSION_CACHE_MAX) {
+  constructor(
+    handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions,
+    cacheMax = SESSION_CACHE_MAX, snapshotEvery = SNAPSHOT_EVERY,
+  ) {
     this.handle = handle
-    this.cache = cacheMax > 0 ? new LRUCache({ max: cacheMax }) : undefined
+    this.cache = cacheMax > 0
+      ? new LRUCache<string, Entry>({ max: cacheMax, dispose: (e, id, reason) => { if (reason === 'evict') this.evicted(id, e) } })
+      : undefined
     this.store = new SessionStore(handle.sqlite)
     this.clock = clock
     this.metrics = metrics
     this.engineOptions = { ...engineOptions, clock }
+    this.snapshotEvery = Math.max(1, snapshotEvery)
   }
 
   newSession(init: ConstructorParameters<typeof GoalSession>[0]): GoalSession {
     return new GoalSession(init, this.engineOptions)
+  }
+
+  /** Inserts a new session's row and its first snapshot. */
+  insert(row: SessionMetaRow, session: GoalSession): void {
+    this.handle.sqlite.transaction(() => {
+      this.store.q.insert.run(row)
+      this.store.q.putSnapshot.run(row.id, row.version, JSON.stringify(session.toJSON()))
+    })()
   }
 
   meta(agentId: string, id: string): SessionMetaRow {
@@ -53,20 +86,39 @@ export class SessionEngineStore {
     return row
   }
 
-  /** The hydrated engine for this row's version: from the cache, or parsed from the snapshot. */
+  /** The hydrated engine for this row's version: from the cache, or loaded from snapshot + journal. */
   hydrate(meta: SessionMetaRow): GoalSession {
-    const hit = this.cache?.get(meta.id)
-    if (hit !== undefined && hit.version === meta.version) return hit.session
-    const session = this.fresh(meta)
-    this.cache?.set(meta.id, { version: meta.version, session })
-    return session
+    return this.entry(meta).session
   }
 
-  /** A private copy from the stored snapshot (for work that awaits, so the cached one is never touched). */
+  private entry(meta: SessionMetaRow): Entry {
+    const hit = this.cache?.get(meta.id)
+    if (hit !== undefined && hit.version === meta.version) return hit
+    const entry = this.load(meta)
+    this.cache?.set(meta.id, entry)
+    return entry
+  }
+
+  /** A private copy from the stored state (for work that awaits, so the cached one is never touched). */
   fresh(meta: SessionMetaRow): GoalSession {
-    const row = this.store.q.snapshot.get(meta.agent_id, meta.id)
-    if (row === undefined) throw notFound('session', meta.id)
-    return GoalSession.fromJSON(JSON.parse(row.snapshot) as GoalSessionJSON, this.engineOptions)
+    const entry = this.load(meta)
+    this.clocks.set(entry.session, entry.clock)
+    return entry.session
+  }
+
+  /** Snapshot plus the journal after it, each op replayed at the clock reading it ran at. */
+  private load(meta: SessionMetaRow): Entry {
+    const read = () => {
+      const snap = this.store.q.snapshot.get(meta.id)
+      if (snap === undefined) throw notFound('session', meta.id)
+      return { snap, ops: this.store.q.ops.all(meta.id, snap.version) }
+    }
+    // One read transaction, so a writer on another connection cannot land between the two reads.
+    const { snap, ops } = this.handle.sqlite.inTransaction ? read() : this.handle.sqlite.transaction(read)()
+    const clock = new SessionClock(this.clock)
+    const session = GoalSession.fromJSON(JSON.parse(snap.snapshot) as GoalSessionJSON, { ...this.engineOptions, clock: clock.clock })
+    for (const row of ops) clock.at(row.at, () => applyOp(session, JSON.parse(row.op) as SessionOp))
+    return { version: meta.version, session, clock, pending: ops.length }
   }
 
   forget(id: string): void {
@@ -79,9 +131,10 @@ export class SessionEngineStore {
     const run = this.handle.sqlite.transaction(() => {
       const meta = this.meta(agentId, id)
       assertActive(meta)
-      const session = this.hydrate(meta)
+      const entry = this.entry(meta)
+      const now = this.clock()
       try {
-        return this.persist(meta, session, fn(session, meta))
+        return this.persist(meta, entry, entry.clock.at(now, () => fn(entry.session, meta)), now)
       } catch (err) {
         this.forget(id)
         throw err instanceof LostRace ? raceConflict() : err
@@ -94,36 +147,41 @@ export class SessionEngineStore {
     return out
   }
 
+  /** Applies a journaled op (see session-ops.ts) and persists it with what `finish` makes of its result. */
+  apply<K extends SessionOp['kind'], T>(
+    agentId: string, id: string, op: OpOf<K>, finish: (result: OpResults[K], meta: SessionMetaRow) => MutationOutcome<T>,
+  ): T {
+    return this.mutate(agentId, id, (s, meta) => ({ ...finish(applyOp(s, op), meta), op }))
+  }
+
   /**
-   * Commits work computed on a private copy (the async LLM path): lands only if the row is still
-   * at `meta.version`; returns undefined when another write won the race.
+   * Commits work computed on a private copy (the async LLM path, always a snapshot): lands only if
+   * the row is still at `meta.version`; returns undefined when another write won the race.
    */
   commitIfUnchanged<T>(meta: SessionMetaRow, session: GoalSession, outcome: MutationOutcome<T>): { value: T } | undefined {
+    const entry: Entry = { version: meta.version, session, clock: this.clocks.get(session) ?? new SessionClock(this.clock), pending: 0 }
     try {
-      return this.handle.sqlite.transaction(() => ({ value: this.persist(meta, session, outcome) })).immediate()
+      return this.handle.sqlite.transaction(() => ({ value: this.persist(meta, entry, { ...outcome, op: undefined }, this.clock()) })).immediate()
     } catch (err) {
       if (err instanceof LostRace) return undefined
       throw err
     }
   }
 
-  private persist<T>(meta: SessionMetaRow, session: GoalSession, outcome: MutationOutcome<T>): T {
-    const now = this.clock()
-    const state = session.state()
-    const res = this.store.q.writeSnapshot.run({
-      id: meta.id,
-      agent_id: meta.agent_id,
-      version: meta.version,
-      goal: session.goal,
-      plan: JSON.stringify(session.plan),
-      state: JSON.stringify(state),
-      snapshot: JSON.stringify(session.toJSON()),
-      updated_at: now,
-    })
+  private persist<T>(meta: SessionMetaRow, entry: Entry, outcome: MutationOutcome<T>, now: number): T {
+    const { session } = entry
+    const q = this.store.q
+    const version = meta.version + 1
+    const journal = outcome.op !== undefined && entry.pending + 1 < this.snapshotEvery
+    const row = { id: meta.id, agent_id: meta.agent_id, version: meta.version, state: JSON.stringify(session.state()), updated_at: now }
+    // Journaled ops never change goal or plan, so their write leaves those columns alone.
+    const res = journal ? q.writeState.run(row) : q.writeMeta.run({ ...row, goal: session.goal, plan: JSON.stringify(session.plan) })
     if (res.changes !== 1) throw new LostRace()
+    if (journal) q.appendOp.run(meta.id, version, now, JSON.stringify(outcome.op))
+    else this.writeSnapshot(meta.id, version, session)
     outcome.write?.(now)
     for (const e of outcome.drift_events ?? []) {
-      this.store.q.insertDriftEvent.run({
+      q.insertDriftEvent.run({
         session_id: meta.id,
         agent_id: meta.agent_id,
         step_number: e.step_number,
@@ -136,9 +194,31 @@ export class SessionEngineStore {
     for (const e of outcome.events ?? []) {
       enqueue(this.handle.sqlite, meta.agent_id, `session.${e.type}`, { session_id: meta.id, ...e.data }, now)
     }
-    this.cache?.set(meta.id, { version: meta.version + 1, session })
+    this.cache?.set(meta.id, { version, session, clock: entry.clock, pending: journal ? entry.pending + 1 : 0 })
     for (const e of outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
     return outcome.result
+  }
+
+  private writeSnapshot(id: string, version: number, session: GoalSession): void {
+    this.store.q.putSnapshot.run(id, version, JSON.stringify(session.toJSON()))
+    this.store.q.dropOps.run(id, version)
+  }
+
+  /**
+   * A session leaving the cache with journaled ops is snapshotted, so its next load does not
+   * replay them. Only if the row is still at the cached version (no other writer moved it on),
+   * inside the caller's transaction when there is one (rolling back with it is harmless: the
+   * journal still holds every op). A failure is dropped for the same reason.
+   */
+  private evicted(id: string, entry: Entry): void {
+    if (entry.pending === 0) return
+    try {
+      this.handle.sqlite.transaction(() => {
+        if (this.store.q.versionOf.get(id)?.version === entry.version) this.writeSnapshot(id, entry.version, entry.session)
+      })()
+    } catch {
+      // See above: the journal keeps the session whole.
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 /**
- * Prepared statements over `sessions`, `steps` and `drift_events`. Every statement is scoped by
- * agent_id, so another agent's session id simply finds nothing (and becomes a 404).
+ * Prepared statements over `sessions`, `steps`, `drift_events` and the engine state tables
+ * (`session_snapshots`, `session_ops`). Every statement on the first three is scoped by agent_id,
+ * so another agent's session id simply finds nothing (and becomes a 404); the engine state is
+ * only read for a session whose scoped meta row was found.
  */
 import type Database from 'better-sqlite3'
 
@@ -18,19 +20,21 @@ export interface SessionMetaRow {
   updated_at: number
 }
 
-export interface SessionInsert extends SessionMetaRow {
-  snapshot: string
-}
-
-export interface SnapshotWrite {
+/** A write of the meta row on top of `version` (it becomes version + 1). */
+export interface MetaWrite {
   id: string
   agent_id: string
   version: number
   goal: string
   plan: string
   state: string
-  snapshot: string
   updated_at: number
+}
+
+export interface OpRow {
+  version: number
+  at: number
+  op: string
 }
 
 export interface StepRow {
@@ -62,10 +66,16 @@ type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>
 
 /** Spelled out (not inferred) so declaration emit can name better-sqlite3's types: `npm run build` needs it. */
 export interface SessionStatements {
-  insert: Stmt<[SessionInsert]>
+  insert: Stmt<[SessionMetaRow]>
   meta: Stmt<[string, string], SessionMetaRow>
-  snapshot: Stmt<[string, string], { snapshot: string; version: number }>
-  writeSnapshot: Stmt<[SnapshotWrite]>
+  writeMeta: Stmt<[MetaWrite]>
+  writeState: Stmt<[Omit<MetaWrite, 'goal' | 'plan'>]>
+  versionOf: Stmt<[string], { version: number }>
+  snapshot: Stmt<[string], { version: number; snapshot: string }>
+  putSnapshot: Stmt<[string, number, string]>
+  ops: Stmt<[string, number], OpRow>
+  appendOp: Stmt<[string, number, number, string]>
+  dropOps: Stmt<[string, number]>
   writeAttrs: Stmt<[{ id: string; agent_id: string; status: string; metadata: string; updated_at: number }]>
   remove: Stmt<[string, string]>
   listAll: Stmt<[string, string, number], SessionMetaRow>
@@ -78,20 +88,33 @@ export interface SessionStatements {
 
 function prepareAll(db: Database.Database): SessionStatements {
   return {
-    insert: db.prepare<[SessionInsert]>(
-      `INSERT INTO sessions (${META}, snapshot)
-       VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at, @snapshot)`,
+    insert: db.prepare<[SessionMetaRow]>(
+      `INSERT INTO sessions (${META})
+       VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at)`,
     ),
     meta: db.prepare<[string, string], SessionMetaRow>(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`),
-    snapshot: db.prepare<[string, string], { snapshot: string; version: number }>(
-      'SELECT snapshot, version FROM sessions WHERE agent_id = ? AND id = ?',
-    ),
     // Optimistic concurrency: the write lands only on the version it was computed from.
-    writeSnapshot: db.prepare<[SnapshotWrite]>(
-      `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, snapshot = @snapshot,
-         version = version + 1, updated_at = @updated_at
+    writeMeta: db.prepare<[MetaWrite]>(
+      `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = version + 1, updated_at = @updated_at
        WHERE agent_id = @agent_id AND id = @id AND version = @version`,
     ),
+    writeState: db.prepare<[Omit<MetaWrite, 'goal' | 'plan'>]>(
+      `UPDATE sessions SET state = @state, version = version + 1, updated_at = @updated_at
+       WHERE agent_id = @agent_id AND id = @id AND version = @version`,
+    ),
+    versionOf: db.prepare<[string], { version: number }>('SELECT version FROM sessions WHERE id = ?'),
+    snapshot: db.prepare<[string], { version: number; snapshot: string }>(
+      'SELECT version, snapshot FROM session_snapshots WHERE session_id = ?',
+    ),
+    // Never replaces a newer snapshot with an older one (an eviction racing another writer).
+    putSnapshot: db.prepare<[string, number, string]>(
+      `INSERT INTO session_snapshots (session_id, version, snapshot) VALUES (?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot
+       WHERE excluded.version > session_snapshots.version`,
+    ),
+    ops: db.prepare<[string, number], OpRow>('SELECT version, at, op FROM session_ops WHERE session_id = ? AND version > ? ORDER BY version'),
+    appendOp: db.prepare<[string, number, number, string]>('INSERT INTO session_ops (session_id, version, at, op) VALUES (?, ?, ?, ?)'),
+    dropOps: db.prepare<[string, number]>('DELETE FROM session_ops WHERE session_id = ? AND version <= ?'),
     writeAttrs: db.prepare<[{ id: string; agent_id: string; status: string; metadata: string; updated_at: number }]>(
       `UPDATE sessions SET status = @status, metadata = @metadata, version = version + 1, updated_at = @updated_at
        WHERE agent_id = @agent_id AND id = @id`,

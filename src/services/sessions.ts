@@ -27,6 +27,7 @@ import type { Metrics } from '../metrics.js'
 import type { Page } from './pagination.js'
 import { assertActive, raceConflict, SessionEngineStore, type MutationOutcome } from './session-engine-store.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
+import type { OpResults } from './session-ops.js'
 import { intCursor, type SessionMetaRow } from './session-store.js'
 import type { TurnPartsProvider } from './turns.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './session-turn-parts.js'
@@ -90,7 +91,7 @@ export class SessionsService implements TurnPartsProvider {
       created_at: now,
       updated_at: now,
     }
-    this.q.insert.run({ ...row, snapshot: JSON.stringify(session.toJSON()) })
+    this.engines.insert(row, session)
     return toSession(row)
   }
 
@@ -149,7 +150,8 @@ export class SessionsService implements TurnPartsProvider {
     assertActive(meta)
     const useLlm = this.llmVerify !== undefined && (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify === true
     if (!useLlm) {
-      return this.counted(this.engines.mutate(agentId, id, (s, m) => this.stepOutcome(m, input.description, output, s.step(input.description, output))))
+      const op = { kind: 'step' as const, description: input.description, output }
+      return this.counted(this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw)))
     }
     let current = meta
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
@@ -168,7 +170,7 @@ export class SessionsService implements TurnPartsProvider {
     return result
   }
 
-  private stepOutcome(meta: SessionMetaRow, description: string, output: string, raw: StepResult & { events: SessionEvent[] }): MutationOutcome<StepResult> {
+  private stepOutcome(meta: SessionMetaRow, description: string, output: string, raw: OpResults['step']): MutationOutcome<StepResult> {
     const { events, ...result } = raw
     return {
       result,
@@ -197,10 +199,8 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   driftCheck(agentId: string, id: string, action: string, stepNumber?: number): DriftCheck {
-    return this.engines.mutate(agentId, id, (s) => {
-      const { result, events } = s.driftCheck(action, stepNumber)
-      return { result, events, drift_events: result.event === null ? [] : [result.event] }
-    })
+    const op = { kind: 'drift_check' as const, action, ...(stepNumber === undefined ? {} : { step_number: stepNumber }) }
+    return this.engines.apply(agentId, id, op, ({ result, events }) => ({ result, events, drift_events: result.event === null ? [] : [result.event] }))
   }
 
   trend(agentId: string, id: string, window: number): DriftTrend {
@@ -215,28 +215,28 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   resetDrift(agentId: string, id: string): GoalState {
-    return this.engines.mutate(agentId, id, (s) => ({ result: s.resetDrift() }))
+    return this.engines.apply(agentId, id, { kind: 'reset_drift' }, (result) => ({ result }))
   }
 
   resetLoop(agentId: string, id: string): GoalState {
-    return this.engines.mutate(agentId, id, (s) => ({ result: s.resetLoop() }))
+    return this.engines.apply(agentId, id, { kind: 'reset_loop' }, (result) => ({ result }))
   }
 
   addPitfall(agentId: string, id: string, text: string): { pitfalls: string[] } {
-    return this.engines.mutate(agentId, id, (s) => ({ result: { pitfalls: s.addPitfall(text) } }))
+    return this.engines.apply(agentId, id, { kind: 'pitfall', text }, (pitfalls) => ({ result: { pitfalls } }))
   }
 
   addTriedApproach(agentId: string, id: string, text: string): { tried_approaches: string[] } {
-    return this.engines.mutate(agentId, id, (s) => ({ result: { tried_approaches: s.addTriedApproach(text) } }))
+    return this.engines.apply(agentId, id, { kind: 'tried_approach', text }, (tried_approaches) => ({ result: { tried_approaches } }))
   }
 
-  /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders). */
+  /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders): a journal row. */
   reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): GoalReminder {
-    return this.engines.mutate(agentId, id, (s) => ({ result: s.reminder(turn, overrides) }))
+    return this.engines.apply(agentId, id, { kind: 'reminder', turn, overrides }, (result) => ({ result }))
   }
 
   setContext(agentId: string, id: string, context: RecitationContext): RecitationContext {
-    return this.engines.mutate(agentId, id, (s) => ({ result: s.setContext(context) }))
+    return this.engines.apply(agentId, id, { kind: 'set_context', context }, (result) => ({ result }))
   }
 
   recitation(agentId: string, id: string, iteration: number, contextTokens?: number): RecitationPreview {

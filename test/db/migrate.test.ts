@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openDb } from '../../src/db/client.js'
-import { migrationsApplied, runMigrations } from '../../src/db/migrate.js'
+import { MIGRATIONS_FOLDER, migrationsApplied, runMigrations } from '../../src/db/migrate.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -37,6 +37,37 @@ describe('database', () => {
     h.sqlite.prepare("INSERT INTO api_keys (id, agent_id, key_hash, created_at) VALUES ('key_1', 'agt_1', 'h', 1)").run()
     h.sqlite.prepare("DELETE FROM agents WHERE id = 'agt_1'").run()
     expect(h.sqlite.prepare('SELECT count(*) AS n FROM api_keys').get()).toEqual({ n: 0 })
+    h.close()
+  })
+})
+
+describe('0009 session journal', () => {
+  it('moves each existing session snapshot into session_snapshots at the row version', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-db-'))
+    dirs.push(dir)
+    // The migrations up to 0008, as a database from before the journal has them.
+    const before = join(dir, 'before')
+    cpSync(MIGRATIONS_FOLDER, before, { recursive: true })
+    rmSync(join(before, '0009_session_journal.sql'))
+    const journalFile = join(before, 'meta', '_journal.json')
+    const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] }
+    journal.entries = journal.entries.filter((e) => e.tag < '0009')
+    writeFileSync(journalFile, JSON.stringify(journal))
+
+    const h = openDb(join(dir, 'gk.db'))
+    runMigrations(h, before)
+    h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_1', 'a', 1)").run()
+    h.sqlite
+      .prepare(
+        `INSERT INTO sessions (id, agent_id, goal, plan, config, state, snapshot, version, created_at, updated_at)
+         VALUES ('ses_1', 'agt_1', 'g', '[]', '{}', '{}', '{"goal":"g"}', 7, 1, 2)`,
+      )
+      .run()
+    runMigrations(h)
+    expect(h.sqlite.prepare('SELECT * FROM session_snapshots').all()).toEqual([{ session_id: 'ses_1', version: 7, snapshot: '{"goal":"g"}' }])
+    const columns = (h.sqlite.pragma('table_info(sessions)') as { name: string }[]).map((c) => c.name)
+    expect(columns).not.toContain('snapshot')
+    expect(h.sqlite.prepare('SELECT id, version FROM sessions').all()).toEqual([{ id: 'ses_1', version: 7 }])
     h.close()
   })
 })

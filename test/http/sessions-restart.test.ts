@@ -24,6 +24,10 @@ it('a session continues exactly after a restart on the same database file', asyn
   for (const d of RUN.slice(0, 4)) await postStep(first, agent, id, d)
   await first.app.inject({ method: 'POST', url: `/v1/sessions/${id}/pitfalls`, headers: agent.headers, payload: { text: 'avoid reddit' } })
   await first.app.inject({ method: 'GET', url: `/v1/sessions/${id}/reminder?turn=2`, headers: agent.headers })
+  await first.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift-checks`, headers: agent.headers, payload: { action: 'read the news' } })
+  // Steps, the pitfall, the reminder and the drift check are journal rows past the creation snapshot: the restart replays them.
+  const journal = first.handle.sqlite.prepare('SELECT count(*) AS n FROM session_ops WHERE session_id = ?').get(id) as { n: number }
+  expect(journal.n).toBe(7)
   await close(first)
 
   const second = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock, migrate: true })
@@ -36,6 +40,7 @@ it('a session continues exactly after a restart on the same database file', asyn
   for (const d of RUN.slice(0, 4)) await postStep(straight, other, sid, d)
   await straight.app.inject({ method: 'POST', url: `/v1/sessions/${sid}/pitfalls`, headers: other.headers, payload: { text: 'avoid reddit' } })
   await straight.app.inject({ method: 'GET', url: `/v1/sessions/${sid}/reminder?turn=2`, headers: other.headers })
+  await straight.app.inject({ method: 'POST', url: `/v1/sessions/${sid}/drift-checks`, headers: other.headers, payload: { action: 'read the news' } })
   const expected = await postStep(straight, other, sid, RUN[4]!)
   const expectedSummary = (await straight.app.inject({ method: 'GET', url: `/v1/sessions/${sid}/summary`, headers: other.headers })).json()
 

@@ -2,9 +2,10 @@ import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm
 import { agents } from './agents.js'
 
 /**
- * Goal sessions. Times are epoch ms. `snapshot` is the engine's GoalSession JSON and `version`
- * the optimistic-concurrency counter every write checks (`UPDATE … WHERE version = ?`).
- * `state` (GoalState JSON) is kept beside it so lists and reads never parse the snapshot.
+ * Goal sessions. Times are epoch ms. `version` is the optimistic-concurrency counter every write
+ * checks (`UPDATE … WHERE version = ?`). The engine state lives in `session_snapshots` plus the
+ * `session_ops` journal (session-journal.ts), so this row stays small and every write cheap;
+ * `state` (GoalState JSON) is kept here so lists and reads never touch the engine state.
  */
 export const sessions = sqliteTable(
   'sessions',
@@ -22,7 +23,6 @@ export const sessions = sqliteTable(
     /** JSON object. */
     metadata: text('metadata').notNull().default('{}'),
     state: text('state').notNull(),
-    snapshot: text('snapshot').notNull(),
     version: integer('version').notNull().default(1),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),

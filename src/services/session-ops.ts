@@ -1,0 +1,80 @@
+/**
+ * The journaled session operations: small, deterministic inputs that the live request and the
+ * replay after a restart apply through the same `applyOp`, at the same (recorded) clock reading,
+ * so a session rebuilt from its snapshot plus journal equals the one that served the requests.
+ */
+import type { Clock } from '../engine/clock.js'
+import type { DriftCheck } from '../engine/goal-dna.js'
+import type { GoalReminder } from '../engine/goal-reminder.js'
+import type { GoalSession, RecitationContext, ReminderOverrides, SessionEvent, StepResult, WithEvents } from '../engine/goal-session.js'
+import type { GoalState } from '../engine/goal-tracker.js'
+
+export type SessionOp =
+  | { kind: 'step'; description: string; output: string }
+  | { kind: 'drift_check'; action: string; step_number?: number }
+  | { kind: 'reminder'; turn: number; overrides: ReminderOverrides }
+  | { kind: 'reset_drift' }
+  | { kind: 'reset_loop' }
+  | { kind: 'pitfall'; text: string }
+  | { kind: 'tried_approach'; text: string }
+  | { kind: 'set_context'; context: RecitationContext }
+
+export interface OpResults {
+  step: StepResult & { events: SessionEvent[] }
+  drift_check: WithEvents<DriftCheck>
+  reminder: GoalReminder
+  reset_drift: GoalState
+  reset_loop: GoalState
+  pitfall: string[]
+  tried_approach: string[]
+  set_context: RecitationContext
+}
+
+export type OpOf<K extends SessionOp['kind']> = Extract<SessionOp, { kind: K }>
+
+export function applyOp<K extends SessionOp['kind']>(s: GoalSession, op: OpOf<K>): OpResults[K]
+export function applyOp(s: GoalSession, op: SessionOp): OpResults[SessionOp['kind']] {
+  switch (op.kind) {
+    case 'step':
+      return s.step(op.description, op.output)
+    case 'drift_check':
+      return s.driftCheck(op.action, op.step_number)
+    case 'reminder':
+      return s.reminder(op.turn, op.overrides)
+    case 'reset_drift':
+      return s.resetDrift()
+    case 'reset_loop':
+      return s.resetLoop()
+    case 'pitfall':
+      return s.addPitfall(op.text)
+    case 'tried_approach':
+      return s.addTriedApproach(op.text)
+    case 'set_context':
+      return s.setContext(op.context)
+  }
+}
+
+/**
+ * A session's clock: the service clock, except while an operation runs, when it is pinned to the
+ * one reading the operation is recorded at (live), or was recorded at (replay). Pinning live too
+ * means an op that reads the clock twice sees one instant, which the replay can reproduce.
+ */
+export class SessionClock {
+  private pinnedAt: number | undefined
+  readonly clock: Clock
+
+  constructor(base: Clock) {
+    this.clock = () => this.pinnedAt ?? base()
+  }
+
+  /** Runs `fn` with the clock reading `at`. */
+  at<T>(at: number, fn: () => T): T {
+    const outer = this.pinnedAt
+    this.pinnedAt = at
+    try {
+      return fn()
+    } finally {
+      this.pinnedAt = outer
+    }
+  }
+}
