@@ -2,7 +2,7 @@
  * How GoalDNA scores an action against its goal. GoalDNA only sees this interface, so another
  * similarity mode can be added here without touching its drift logic.
  */
-import { cosineToText, goalBag, type WeightedBag } from './enhanced-similarity.js'
+import { goalBag, similarityToText, type WeightedBag } from './enhanced-similarity.js'
 import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigramText, type Fingerprint } from './text.js'
 
 /**
@@ -78,7 +78,7 @@ export class LexicalScorer implements GoalScorer {
   }
 }
 
-/** Cosine of IDF-weighted stem bags; the goal's bag (plus context) is built once. */
+/** Cosine of IDF-weighted stem bags, low-evidence scores lifted; the goal's bag (plus context) is built once. */
 export class EnhancedScorer implements GoalScorer {
   readonly mode = 'enhanced' as const
   private readonly bag: WeightedBag
@@ -101,7 +101,7 @@ export class EnhancedScorer implements GoalScorer {
   }
 
   similarity(text: string): number {
-    return cosineToText(this.bag, text, NO_SIGNAL_SIMILARITY)
+    return similarityToText(this.bag, text, NO_SIGNAL_SIMILARITY)
   }
 }
 
@@ -124,7 +124,7 @@ export function createScorer(goal: string, mode: SimilarityMode = 'lexical', opt
  */
 export function textSimilarity(mode: SimilarityMode, a: string, b: string): number {
   if (mode === 'enhanced') {
-    return (cosineToText(goalBag(a), b, NO_SIGNAL_SIMILARITY) + cosineToText(goalBag(b), a, NO_SIGNAL_SIMILARITY)) / 2
+    return (similarityToText(goalBag(a), b, NO_SIGNAL_SIMILARITY) + similarityToText(goalBag(b), a, NO_SIGNAL_SIMILARITY)) / 2
   }
   return lexicalSimilarity(fingerprint(a), b)
 }

@@ -7,7 +7,8 @@ const STEPS = [
   'Ran pgloader against the staging MySQL billing schema',
   'Planning a birthday party playlist with upbeat songs',
   'Checked replica lag on the PostgreSQL read replicas',
-  'Browsing holiday photos from last summer',
+  // Long enough to count as evidence: a short text sharing nothing is lifted toward neutral.
+  'Browsing holiday photos from last summer and sorting the beach pictures into albums for the family',
   'Compared row counts between MySQL and PostgreSQL billing tables',
 ]
 
@@ -23,12 +24,14 @@ describe('GoalDNA with the enhanced similarity', () => {
     const dna = new GoalDNA(GOAL, { similarity: 'enhanced', clock: () => 0 })
     const events = STEPS.map((s, i) => dna.checkDrift(i + 1, s))
     expect(events.map((e) => e !== null)).toEqual([false, true, false, true, false])
-    expect(events[1]?.severity).toBe('critical')
+    // The short off-goal step is weaker evidence of drift than the long one.
+    expect(events[1]?.severity).toBe('low')
+    expect(events[3]?.severity).toBe('moderate')
   })
 
   it('context lets plan steps the goal never names count as on track', () => {
     const step = 'Replayed writes through the CDC stream'
-    expect(new GoalDNA(GOAL, { similarity: 'enhanced' }).similarity(step)).toBe(0)
+    expect(new GoalDNA(GOAL, { similarity: 'enhanced' }).similarity(step)).toBeLessThan(DEFAULT_DRIFT_THRESHOLDS.enhanced)
     expect(new GoalDNA(GOAL, { similarity: 'enhanced', context: PLAN }).similarity(step)).toBeGreaterThan(DEFAULT_DRIFT_THRESHOLDS.enhanced)
   })
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { bagCosine, cosineToText, goalBag, normalizeText, weightedBag, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { bagCosine, cosineToText, EVIDENCE_SCALE, goalBag, liftLowEvidence, NEUTRAL_SIMILARITY, normalizeText, weightedBag, wordWeight } from '../../src/engine/enhanced-similarity.js'
 import { createScorer, SIMILARITY_MODES, textSimilarity } from '../../src/engine/goal-scorer.js'
 
 const GOAL = 'Cancel reservation PEP4E0 for the flight from Seattle to Boston and request a refund'
@@ -70,9 +70,10 @@ describe('enhanced similarity', () => {
     const goal = 'Migrate the user database to PostgreSQL'
     const plan = ['Export tables with pg_dump', 'Rewrite the SQLite queries', 'Run integration tests']
     const step = 'Ran pg_dump on the production server'
-    expect(createScorer(goal, 'enhanced').similarity(step)).toBe(0) // shares no goal word
+    expect(cosineToText(goalBag(goal), step, 0.5)).toBe(0) // shares no goal word
     const withPlan = createScorer(goal, 'enhanced', { context: plan })
-    expect(withPlan.similarity(step)).toBeGreaterThan(0)
+    expect(withPlan.similarity(step)).toBeGreaterThan(createScorer(goal, 'enhanced').similarity(step))
+    expect(cosineToText(goalBag(goal, plan), step, 0.5)).toBeGreaterThan(0)
     // A goal word keeps its full weight even when the plan repeats it.
     expect(goalBag(goal, plan).weights.get('databas')).toBe(goalBag(goal).weights.get('databas'))
     // Without context the scorer is exactly the goal-only scorer.
@@ -95,9 +96,10 @@ describe('enhanced similarity', () => {
     )
     const scorer = createScorer('Look up the passenger details of my Seattle trip', 'enhanced')
     // "passenger" only as a key: no signal; as the function name or a value it counts.
-    expect(scorer.similarity('lookup({"passengers": "PX9", "trip_id": "QQ1"})')).toBe(0)
-    expect(scorer.similarity('get_passengers({"id": "PX9"})')).toBeGreaterThan(0)
-    expect(scorer.similarity('lookup({"city": "Seattle"})')).toBeGreaterThan(0)
+    const keyOnly = scorer.similarity('lookup({"passengers": "PX9", "trip_id": "QQ1"})')
+    expect(keyOnly).toBe(scorer.similarity('lookup(PX9, QQ1)'))
+    expect(scorer.similarity('get_passengers({"id": "PX9"})')).toBeGreaterThan(keyOnly)
+    expect(scorer.similarity('lookup({"city": "Seattle"})')).toBeGreaterThan(keyOnly)
     // Prose with a colon but no quoted key is untouched.
     expect(normalizeText('Passenger details: Seattle')).toBe('passenger details: seattle')
   })
@@ -112,6 +114,32 @@ describe('enhanced similarity', () => {
     const once = createScorer('Refund the ticket', 'enhanced')
     const ratio = (sc: typeof scorer) => sc.similarity('refund') / sc.similarity('ticket')
     expect(ratio(scorer)).toBeGreaterThan(ratio(once))
+  })
+})
+
+describe('the low-evidence lift', () => {
+  it('pulls a low cosine toward the neutral value, the more the shorter the text, and keeps higher ones', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 1, max: 1e4, noNaN: true }), (cos, n) => {
+        const lifted = liftLowEvidence(cos, n)
+        if (cos >= NEUTRAL_SIMILARITY) expect(lifted).toBe(cos)
+        else {
+          expect(lifted).toBeGreaterThanOrEqual(cos)
+          expect(lifted).toBeLessThanOrEqual(NEUTRAL_SIMILARITY)
+          expect(liftLowEvidence(cos, n * 2)).toBeLessThanOrEqual(lifted) // more evidence, less lift
+        }
+      }),
+    )
+    expect(liftLowEvidence(0, EVIDENCE_SCALE)).toBeCloseTo(NEUTRAL_SIMILARITY / 2, 12)
+  })
+
+  it('flags a long text that shares nothing with the goal more than a short one', () => {
+    const scorer = createScorer(GOAL, 'enhanced')
+    const short = scorer.similarity('Thanks, have a great day!')
+    const long = scorer.similarity('Summarised the quarterly marketing report for the sales team and scheduled the product launch webinar with the design agency')
+    expect(long).toBeLessThan(short)
+    expect(short).toBeLessThan(NEUTRAL_SIMILARITY)
+    expect(scorer.similarity('cancel_reservation({"reservation_id": "PEP4E0"})')).toBeGreaterThan(short)
   })
 })
 

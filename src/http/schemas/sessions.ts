@@ -26,7 +26,7 @@ export const GoalState = Type.Object(
 
 const RecitationSource = Type.Union([Type.Literal('goal'), Type.Literal('plan'), Type.Literal('todo'), Type.Literal('memory')])
 const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced')], {
-  description: 'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15) or the IDF-weighted stem cosine (threshold 0.065).',
+  description: 'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15) or the IDF-weighted stem cosine (threshold 0.1).',
 })
 const Frequency = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000 }), Type.Literal('adaptive')])
 
@@ -51,7 +51,7 @@ export const SessionConfig = Type.Object(
 export const SessionConfigInput = Type.Object(
   {
     similarity: Type.Optional(SimilarityMode),
-    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.065 for enhanced).')),
+    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.1 for enhanced).')),
     consecutive_limit: Type.Optional(Count(1000)),
     history_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     full_cutoff: Type.Optional(Count()),
