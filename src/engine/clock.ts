@@ -6,5 +6,13 @@ export const wallClock: Clock = () => Date.now()
 
 /** ISO-8601 UTC string of a clock reading, the form every timestamp takes in results. */
 export function isoAt(ms: number): string {
-  return new Date(ms).toISOString()
+  // One step reads the clock several times within the same millisecond; toISOString costs ~1.5 µs.
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString()
+    lastMs = ms
+  }
+  return lastIso
 }
+
+let lastMs = Number.NaN
+let lastIso = ''

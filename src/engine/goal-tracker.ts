@@ -58,6 +58,8 @@ export class GoalTracker {
   private alignmentSum = 0
   private stepsCompleted = 0
   private startedAt: number
+  /** `started_at` as stored, formatted once rather than on every snapshot. */
+  private startedAtIso: string | undefined
   private history: VerificationRecord[] = []
 
   constructor(goal: string, options: GoalTrackerOptions = {}) {
@@ -79,6 +81,14 @@ export class GoalTracker {
 
   getPlan(): string[] {
     return [...this.plan]
+  }
+
+  get isLooping(): boolean {
+    return this.loopDetected
+  }
+
+  get stallTurnCount(): number {
+    return this.stallTurns
   }
 
   getState(): GoalState {
@@ -231,7 +241,7 @@ export class GoalTracker {
       verifications: this.verifications,
       alignment_sum: this.alignmentSum,
       steps_completed: this.stepsCompleted,
-      started_at: isoAt(this.startedAt),
+      started_at: (this.startedAtIso ??= isoAt(this.startedAt)),
       history: this.getHistory(),
     }
   }
@@ -250,6 +260,7 @@ export class GoalTracker {
     t.alignmentSum = json.alignment_sum
     t.stepsCompleted = json.steps_completed
     t.startedAt = Date.parse(json.started_at)
+    t.startedAtIso = undefined
     t.history = json.history.slice(-HISTORY_MAX).map(copyRecord)
     return t
   }
