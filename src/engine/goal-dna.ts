@@ -59,6 +59,11 @@ export interface GoalDNAOptions {
   /** Plan steps / todos that enrich the goal's fingerprint (`enhanced` only; see goal-scorer). */
   context?: readonly string[]
   clock?: Clock
+  /**
+   * Keep the recent drift events (default true). A caller that stores events itself (the sessions
+   * service) turns it off: `check` still returns each event, nothing is retained or serialized.
+   */
+  keep_events?: boolean
 }
 
 export interface GoalDNAJSON {
@@ -142,7 +147,7 @@ function directionOf(slope: number): TrendDirection {
   return 'stable'
 }
 
-function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context'>>): void {
+function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context' | 'keep_events'>>): void {
   if (!(o.drift_threshold >= 0 && o.drift_threshold <= 1)) throw new RangeError('drift_threshold must be in [0, 1]')
   if (!Number.isInteger(o.consecutive_limit) || o.consecutive_limit < 0)
     throw new RangeError('consecutive_limit must be a non-negative integer')
@@ -157,6 +162,7 @@ export class GoalDNA {
   private readonly scorer: GoalScorer
   private readonly context: readonly string[]
   private readonly clock: Clock
+  private readonly keepEvents: boolean
   private consecutive = 0
   private checks = 0
   private driftEventTotal = 0
@@ -182,6 +188,7 @@ export class GoalDNA {
     this.context = [...(options.context ?? [])]
     this.scorer = createScorer(goal, mode, { context: this.context })
     this.clock = options.clock ?? wallClock
+    this.keepEvents = options.keep_events ?? true
   }
 
   get tokens(): ReadonlySet<string> {
@@ -229,6 +236,7 @@ export class GoalDNA {
       severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
       timestamp: isoAt(this.clock()),
     }
+    if (!this.keepEvents) return event
     this.events.push(event)
     if (this.events.length >= 2 * this.historySize) this.events.splice(0, this.events.length - this.historySize)
     return event
@@ -243,7 +251,8 @@ export class GoalDNA {
       severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
       drifting: this.isDrifting(),
       consecutive_drift_count: this.consecutive,
-      event: event === null ? null : copyEvent(event),
+      // A retained event is copied so the caller cannot change the history; an unretained one is the caller's.
+      event: event === null ? null : this.keepEvents ? copyEvent(event) : event,
     }
   }
 
@@ -310,7 +319,7 @@ export class GoalDNA {
     }
   }
 
-  static fromJSON(json: GoalDNAJSON, options: { clock?: Clock } = {}): GoalDNA {
+  static fromJSON(json: GoalDNAJSON, options: Pick<GoalDNAOptions, 'clock' | 'keep_events'> = {}): GoalDNA {
     const dna = new GoalDNA(json.goal, {
       drift_threshold: json.drift_threshold,
       consecutive_limit: json.consecutive_limit,
@@ -318,12 +327,13 @@ export class GoalDNA {
       similarity: json.similarity,
       ...(json.context === undefined ? {} : { context: json.context }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
+      ...(options.keep_events === undefined ? {} : { keep_events: options.keep_events }),
     })
     dna.consecutive = json.consecutive_drift_count
     dna.checks = json.total_checks
     dna.driftEventTotal = json.total_drift_events
     dna.history = json.history.slice(-dna.historySize)
-    dna.events = json.drift_events.slice(-dna.historySize).map(copyEvent)
+    dna.events = dna.keepEvents ? json.drift_events.slice(-dna.historySize).map(copyEvent) : []
     return dna
   }
 }

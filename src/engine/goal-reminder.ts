@@ -14,9 +14,14 @@ export interface GoalReminderOptions {
   max_tried?: number
   drift_warning_threshold?: number
   clock?: Clock
+  /**
+   * Keep each reminder's text in the history (default true). Without it the history entries keep
+   * their metadata with `text: ''` (all a session reports of them is how many there are).
+   */
+  history_text?: boolean
 }
 
-export type ResolvedReminderOptions = Required<Omit<GoalReminderOptions, 'clock'>>
+export type ResolvedReminderOptions = Required<Omit<GoalReminderOptions, 'clock' | 'history_text'>>
 
 export interface GoalProgress {
   current_step: number
@@ -137,6 +142,7 @@ function remember(list: string[], item: string, max: number): void {
 export class GoalReminderInjector {
   readonly options: ResolvedReminderOptions
   private readonly clock: Clock
+  private readonly historyText: boolean
   private _goal = ''
   private _pitfalls: string[] = []
   private _tried: string[] = []
@@ -144,7 +150,7 @@ export class GoalReminderInjector {
   private history: GoalReminder[] = []
 
   constructor(options: GoalReminderOptions = {}) {
-    const { clock = wallClock, ...rest } = options
+    const { clock = wallClock, history_text = true, ...rest } = options
     this.options = { ...REMINDER_DEFAULTS, ...stripUndefined(rest) }
     const { full_cutoff, compact_cutoff, max_pitfalls, max_tried } = this.options
     if (!(full_cutoff >= 0 && compact_cutoff >= full_cutoff)) {
@@ -152,6 +158,7 @@ export class GoalReminderInjector {
     }
     if (!(max_pitfalls >= 0 && max_tried >= 0)) throw new RangeError('max_pitfalls and max_tried must be >= 0')
     this.clock = clock
+    this.historyText = history_text
   }
 
   get goal(): string {
@@ -214,7 +221,7 @@ export class GoalReminderInjector {
       timestamp,
     }
     this._total++
-    this.history.push(reminder)
+    this.history.push(this.historyText ? reminder : { ...reminder, text: '' })
     if (this.history.length > REMINDER_HISTORY_LIMIT) this.history.shift()
     return reminder
   }
@@ -283,13 +290,13 @@ export class GoalReminderInjector {
     }
   }
 
-  static fromJSON(json: GoalReminderJSON, clock: Clock = wallClock): GoalReminderInjector {
-    const injector = new GoalReminderInjector({ ...json.options, clock })
+  static fromJSON(json: GoalReminderJSON, clock: Clock = wallClock, options: Pick<GoalReminderOptions, 'history_text'> = {}): GoalReminderInjector {
+    const injector = new GoalReminderInjector({ ...json.options, ...options, clock })
     injector._goal = json.goal
     injector._pitfalls = [...json.pitfalls]
     injector._tried = [...json.tried_approaches]
     injector._total = json.total_reminders
-    injector.history = json.history.slice(-REMINDER_HISTORY_LIMIT).map((r) => ({ ...r }))
+    injector.history = json.history.slice(-REMINDER_HISTORY_LIMIT).map((r) => (injector.historyText ? { ...r } : { ...r, text: '' }))
     return injector
   }
 }

@@ -35,6 +35,8 @@ export type * from './session-types.js'
 
 const DESCRIPTION_IN_EVENT = 200
 
+type StepBefore = Pick<GoalState, 'loop_detected' | 'stall_turns'>
+
 export class GoalSession {
   readonly config: SessionConfig
   private readonly clock: Clock
@@ -63,6 +65,7 @@ export class GoalSession {
       max_tried: c.max_tried,
       drift_warning_threshold: c.drift_warning_threshold,
       clock: this.clock,
+      history_text: false,
     })
     this.injector.setGoal(init.goal)
     // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
@@ -84,6 +87,7 @@ export class GoalSession {
       similarity: c.similarity,
       drift_threshold: c.drift_threshold, consecutive_limit: c.consecutive_limit, history_size: c.history_size,
       clock: this.clock,
+      keep_events: false,
     })
   }
 
@@ -103,17 +107,22 @@ export class GoalSession {
 
   /** Verifies a step with the heuristic only, checks it for drift and reports episode events. */
   step(description: string, output = ''): StepResult & { events: SessionEvent[] } {
-    const before = this.tracker.getState()
+    const before = this.before()
     return this.finishStep(description, before, this.tracker.verifyStepSync(description, output))
   }
 
   /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
   async stepAsync(description: string, output: string, llmVerify: LlmVerifyFn): Promise<StepResult & { events: SessionEvent[] }> {
-    const before = this.tracker.getState()
+    const before = this.before()
     return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify))
   }
 
-  private finishStep(description: string, before: GoalState, verification: StepVerification): StepResult & { events: SessionEvent[] } {
+  /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
+  private before(): StepBefore {
+    return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
+  }
+
+  private finishStep(description: string, before: StepBefore, verification: StepVerification): StepResult & { events: SessionEvent[] } {
     const step_number = ++this.stepCount
     const { result: drift, events } = this.driftCheck(description, step_number)
     const state = this.tracker.getState()
@@ -214,7 +223,9 @@ export class GoalSession {
   }
 
   getContext(): RecitationContext {
-    return structuredClone(this.context)
+    // Most sessions never set a context: skip structuredClone's fixed cost for an empty one.
+    for (const _ in this.context) return structuredClone(this.context)
+    return {}
   }
 
   private recitationState(iteration: number, context_tokens?: number): RecitationState {
@@ -306,18 +317,18 @@ export class GoalSession {
    * The whole state, kept small because it is written on every step: the step log and drift
    * events live in their own tables, so the tracker's verification history and the GoalDNA event
    * list are left out, and reminder history keeps only its entries' metadata (its size is all a
-   * session reports). None of these feed any later result.
+   * session reports). None of these feed any later result, so the session does not even keep
+   * them in memory (`keep_history`, `keep_events`, `history_text` off).
    */
   toJSON(): GoalSessionJSON {
-    const reminder = this.injector.toJSON()
     return {
       goal: this.goalText,
-      config: structuredClone(this.config),
+      config: copyConfig(this.config),
       step_count: this.stepCount,
       context: this.getContext(),
       tracker: this.tracker.toJSON(),
-      dna: { ...this.dna.toJSON(), drift_events: [] },
-      reminder: { ...reminder, history: reminder.history.map((h) => ({ ...h, text: '' })) },
+      dna: this.dna.toJSON(),
+      reminder: this.injector.toJSON(),
       recitation: this.recitationManager.toJSON(),
     }
   }
@@ -328,11 +339,16 @@ export class GoalSession {
     s.stepCount = json.step_count
     s.context = structuredClone(json.context)
     s.tracker = GoalTracker.fromJSON(json.tracker, s.trackerOptions())
-    s.dna = GoalDNA.fromJSON(json.dna, { clock })
-    s.injector = GoalReminderInjector.fromJSON(json.reminder, clock)
+    s.dna = GoalDNA.fromJSON(json.dna, { clock, keep_events: false })
+    s.injector = GoalReminderInjector.fromJSON(json.reminder, clock, { history_text: false })
     s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
     return s
   }
+}
+
+/** A deep copy of the resolved config (plain data: two levels), without structuredClone's fixed cost. */
+function copyConfig(c: SessionConfig): SessionConfig {
+  return { ...c, recitation: { ...c.recitation, sources: [...c.recitation.sources] } }
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -211,3 +211,21 @@ describe('summary and serialization', () => {
     )
   })
 })
+
+describe('GoalDNA without retained events (keep_events: false)', () => {
+  it('returns every event from check but keeps and serializes none, with the same verdicts', () => {
+    const { clock } = fixedClock()
+    const kept = new GoalDNA(GOAL, { clock })
+    const lean = new GoalDNA(GOAL, { clock, keep_events: false })
+    const actions = ['Research quantum computing', 'Implement the REST API for users', 'Watch football highlights', 'Order lunch']
+    for (const [i, a] of actions.entries()) expect(lean.check(i + 1, a)).toEqual(kept.check(i + 1, a))
+    expect(kept.getDriftEvents().length).toBeGreaterThan(0)
+    expect(lean.getDriftEvents()).toEqual([])
+    const { drift_events, ...rest } = lean.toJSON()
+    expect(drift_events).toEqual([])
+    expect(rest).toEqual({ ...kept.toJSON(), drift_events: undefined, ...rest })
+    expect(lean.getTrend()).toEqual(kept.getTrend())
+    // Events in a stored snapshot are dropped on load, never served.
+    expect(GoalDNA.fromJSON(kept.toJSON(), { clock, keep_events: false }).getDriftEvents()).toEqual([])
+  })
+})

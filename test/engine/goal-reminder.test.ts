@@ -279,3 +279,17 @@ describe('GoalReminderInjector (seed 000)', () => {
     )
   })
 })
+
+describe('reminder history without text (history_text: false)', () => {
+  it('returns full reminders but keeps only their metadata', () => {
+    const inj = new GoalReminderInjector({ clock: fixed, history_text: false })
+    inj.setGoal(GOAL)
+    const r = inj.buildReminder({ turn_number: 1 })
+    expect(r.text).toContain('[GOAL:')
+    expect(inj.getHistory()).toEqual([{ ...r, text: '' }])
+    const seeded = seedInjector()
+    seeded.buildReminder({ turn_number: 2 })
+    const back = GoalReminderInjector.fromJSON(seeded.toJSON(), fixed, { history_text: false })
+    expect(back.toJSON().history).toEqual([{ ...seeded.getHistory()[0], text: '' }])
+  })
+})
