@@ -2,7 +2,7 @@
  * Text primitives shared by the engine: content tokens, character trigrams, Jaccard and
  * token counting. Pure and allocation-lean: `similarity` runs on every agent step.
  */
-import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base'
+import { createRequire } from 'node:module'
 import { GoalIndex, type LexicalCounts } from './lexical-index.js'
 import { STOP_WORDS } from './stop-words.js'
 
@@ -113,9 +113,32 @@ export function lexicalSimilarity(goal: Fingerprint, text: string): number {
 /** Special-token strings such as `<|endoftext|>` in user text are counted as plain text, never thrown on. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() }
 
+type O200k = typeof import('gpt-tokenizer/encoding/o200k_base')
+
+/**
+ * BPE merge results the tokenizer memoizes (its default is 100,000). Callers memoize whole
+ * pieces themselves (`cachedTokenCount`), so a small cache keeps long-running processes lean.
+ */
+export const TOKENIZER_MERGE_CACHE = 5_000
+
+let o200k: O200k | undefined
+
+/**
+ * The o200k encoding, loaded on the first count: its rank tables cost ~20 MB of heap (~60 MB of
+ * RSS while parsing), which a process that never builds a reminder or recitation never pays.
+ * `require` (the package's CommonJS build) keeps `countTokens` synchronous.
+ */
+function tokenizer(): O200k {
+  if (o200k === undefined) {
+    o200k = createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as O200k
+    o200k.setMergeCacheSize(TOKENIZER_MERGE_CACHE)
+  }
+  return o200k
+}
+
 /** Token count with the o200k tokenizer (GPT-4o family), not characters / 4. */
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : countO200k(text, PLAIN_TEXT)
+  return text.length === 0 ? 0 : tokenizer().countTokens(text, PLAIN_TEXT)
 }
 
 /** Cuts `text` to at most `max` characters, marking the cut with an ellipsis. */
