@@ -4,7 +4,7 @@
  * answer text. Any failure throws, and the engine then keeps the heuristic: a slow or broken
  * LLM never fails a step.
  */
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import type { LlmConfig } from '../config.js'
 import type { LlmVerifyFn } from '../engine/llm-verify.js'
 
@@ -20,7 +20,12 @@ export function createLlmVerify(config: LlmConfig, dispatcher?: Dispatcher): Llm
   const url = completionsUrl(config.url)
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`
+  // Loaded here, not at module load: a process without an LLM configured never pays for undici
+  // (see webhooks/dispatcher.ts). Started now so that the first call does not wait for it.
+  const undici = import('undici')
+  undici.catch(() => {}) // a failure surfaces on the first call, which falls back to the heuristic
   return async (prompt: string): Promise<string> => {
+    const { request } = await undici
     const res = await request(url, {
       method: 'POST',
       headers,

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { Agent, request } from 'undici'
+import type { Agent } from 'undici'
 import type { DbHandle } from '../db/client.js'
 import type { Clock } from '../engine/clock.js'
 import { newId } from '../ids.js'
@@ -7,6 +7,12 @@ import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './deliv
 import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
 import { activeSecrets, signatureHeader } from './sign.js'
 import { guardedLookup, literalHostForbidden } from './url-guard.js'
+
+type Undici = typeof import('undici')
+let undici: Promise<Undici> | undefined
+
+/** undici costs ~10 MB of memory: loaded on the first delivery, not by every process that starts. */
+const loadUndici = (): Promise<Undici> => (undici ??= import('undici'))
 
 export interface DispatcherOptions {
   handle: DbHandle
@@ -32,7 +38,9 @@ export class Dispatcher {
   private readonly settings: DeliverySettings
   private readonly clock: Clock
   private readonly concurrency: number
-  private readonly agent: Agent
+  /** Created with the first delivery (see `loadUndici`). */
+  private agent: Agent | undefined
+  private readonly connect: ConstructorParameters<Undici['Agent']>[0]
   private readonly inFlight = new Set<Promise<void>>()
   private readonly abort = new AbortController()
   private readonly onError: (err: unknown) => void
@@ -47,10 +55,16 @@ export class Dispatcher {
     this.onAttempt = opts.onAttempt ?? (() => {})
     this.store = new DeliveryStore(opts.handle, opts.settings, opts.leaseMs ?? opts.settings.timeoutMs + 30_000, opts.random)
     // The guarded lookup runs on every connection, so the address checked is the address used.
-    this.agent = new Agent({
+    this.connect = {
       connect: opts.settings.allowPrivateUrls ? {} : { lookup: guardedLookup as never },
       keepAliveTimeout: 10_000,
-    })
+    }
+  }
+
+  private async http(): Promise<{ request: Undici['request']; agent: Agent }> {
+    const u = await loadUndici()
+    this.agent ??= new u.Agent(this.connect)
+    return { request: u.request, agent: this.agent }
   }
 
   /** Releases claims left by a process that died mid-delivery (call once at start). */
@@ -113,7 +127,8 @@ export class Dispatcher {
     clearTimeout(timer)
     this.abort.abort()
     await this.drain()
-    await this.agent.close().catch(() => this.agent.destroy())
+    const agent = this.agent
+    if (agent !== undefined) await agent.close().catch(() => agent.destroy())
   }
 
   private readonly recordQueue: [ClaimedDelivery, AttemptRecord][] = []
@@ -155,11 +170,12 @@ export class Dispatcher {
     try {
       const url = new URL(d.url)
       if (!this.settings.allowPrivateUrls && literalHostForbidden(url)) throw new Error(`refused non-public address ${url.hostname}`)
+      const { request, agent } = await this.http()
       const res = await request(url, {
         method: 'POST',
         headers,
         body: d.payload,
-        dispatcher: this.agent,
+        dispatcher: agent,
         headersTimeout: this.settings.timeoutMs,
         bodyTimeout: this.settings.timeoutMs,
         signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.settings.timeoutMs)]),
