@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/client.js'
+import { groupCommitOf } from '../db/group-commit.js'
 import { wallClock, type Clock } from '../engine/clock.js'
 import { tooMany } from '../errors.js'
 import { createMetrics, type Metrics } from '../metrics.js'
@@ -64,6 +65,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // onClose hooks run last-added first: added before anything else, this one runs after the
   // scheduler, dispatcher and others have stopped, so they can still use the database.
   if (deps.closeHandleOnClose) app.addHook('onClose', async () => deps.handle.close())
+  // Session writes are group-committed (src/db/group-commit.ts): anything written or read while a
+  // batch is open replies only after that batch commits, and closing commits what is pending.
+  const group = groupCommitOf(deps.handle.sqlite)
+  app.addHook('onClose', async () => group.flush())
+  app.addHook('onSend', (_request, _reply, payload, done) => {
+    if (!group.open) return done(null, payload)
+    group.committed().then(() => done(null, payload), done)
+  })
   installErrorHandlers(app)
   app.addSchema(Problem)
 

@@ -9,6 +9,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import type { DbHandle } from '../db/client.js'
+import { groupCommitOf, type GroupCommit } from '../db/group-commit.js'
 import type { Clock } from '../engine/clock.js'
 import type { DriftEvent } from '../engine/goal-dna.js'
 import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type SessionEvent } from '../engine/goal-session.js'
@@ -52,6 +53,7 @@ export class SessionEngineStore {
   private readonly cache: LRUCache<string, Entry> | undefined
   /** The clock each private copy (`fresh`) runs on, so committing it can cache it whole. */
   private readonly clocks = new WeakMap<GoalSession, SessionClock>()
+  private readonly group: GroupCommit
 
   constructor(
     handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions,
@@ -62,6 +64,7 @@ export class SessionEngineStore {
       ? new LRUCache<string, Entry>({ max: cacheMax, dispose: (e, id, reason) => { if (reason === 'evict') this.evicted(id, e) } })
       : undefined
     this.store = new SessionStore(handle.sqlite)
+    this.group = groupCommitOf(handle.sqlite)
     this.clock = clock
     this.metrics = metrics
     this.engineOptions = { ...engineOptions, clock }
@@ -125,21 +128,19 @@ export class SessionEngineStore {
     this.cache?.delete(id)
   }
 
-  /** Runs `fn` on the session and persists the result in one transaction; archived sessions are read-only. */
+  /**
+   * Runs `fn` on the session and persists the result in one transaction; archived sessions are
+   * read-only. Inside an open group-commit batch it is one more savepoint of that batch.
+   */
   mutate<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): T {
-    const nested = this.handle.sqlite.inTransaction
-    const run = this.handle.sqlite.transaction(() => {
-      const meta = this.meta(agentId, id)
-      assertActive(meta)
-      const entry = this.entry(meta)
-      const now = this.clock()
-      try {
-        return this.persist(meta, entry, entry.clock.at(now, () => fn(entry.session, meta)), now)
-      } catch (err) {
-        this.forget(id)
-        throw err instanceof LostRace ? raceConflict() : err
-      }
-    })
+    const db = this.handle.sqlite
+    if (this.group.open) {
+      const value = db.transaction(() => this.mutateIn(agentId, id, fn))()
+      this.group.onRollback(() => this.forget(id))
+      return value
+    }
+    const nested = db.inTransaction
+    const run = db.transaction(() => this.mutateIn(agentId, id, fn))
     // IMMEDIATE takes the write lock before the read, so another connection cannot slip a write in between.
     const out = nested ? run() : run.immediate()
     // Inside a caller's transaction the write may still roll back: do not trust the cached copy then.
@@ -147,21 +148,40 @@ export class SessionEngineStore {
     return out
   }
 
-  /** Applies a journaled op (see session-ops.ts) and persists it with what `finish` makes of its result. */
+  /** Like `mutate`, group-committed with the other writes of this event-loop turn: resolves after the COMMIT. */
+  mutateGrouped<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): Promise<T> {
+    if (!this.group.open && this.handle.sqlite.inTransaction) return Promise.resolve(this.mutate(agentId, id, fn))
+    return this.group.run(() => this.mutateIn(agentId, id, fn), () => this.forget(id))
+  }
+
+  private mutateIn<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): T {
+    const meta = this.meta(agentId, id)
+    assertActive(meta)
+    const entry = this.entry(meta)
+    const now = this.clock()
+    try {
+      return this.persist(meta, entry, entry.clock.at(now, () => fn(entry.session, meta)), now)
+    } catch (err) {
+      this.forget(id)
+      throw err instanceof LostRace ? raceConflict() : err
+    }
+  }
+
+  /** Applies a journaled op (see session-ops.ts), group-committed, and persists what `finish` makes of its result. */
   apply<K extends SessionOp['kind'], T>(
     agentId: string, id: string, op: OpOf<K>, finish: (result: OpResults[K], meta: SessionMetaRow) => MutationOutcome<T>,
-  ): T {
-    return this.mutate(agentId, id, (s, meta) => ({ ...finish(applyOp(s, op), meta), op }))
+  ): Promise<T> {
+    return this.mutateGrouped(agentId, id, (s, meta) => ({ ...finish(applyOp(s, op), meta), op }))
   }
 
   /**
    * Commits work computed on a private copy (the async LLM path, always a snapshot): lands only if
    * the row is still at `meta.version`; returns undefined when another write won the race.
    */
-  commitIfUnchanged<T>(meta: SessionMetaRow, session: GoalSession, outcome: MutationOutcome<T>): { value: T } | undefined {
+  async commitIfUnchanged<T>(meta: SessionMetaRow, session: GoalSession, outcome: MutationOutcome<T>): Promise<{ value: T } | undefined> {
     const entry: Entry = { version: meta.version, session, clock: this.clocks.get(session) ?? new SessionClock(this.clock), pending: 0 }
     try {
-      return this.handle.sqlite.transaction(() => ({ value: this.persist(meta, entry, { ...outcome, op: undefined }, this.clock()) })).immediate()
+      return await this.group.run(() => ({ value: this.persist(meta, entry, { ...outcome, op: undefined }, this.clock()) }), () => this.forget(meta.id))
     } catch (err) {
       if (err instanceof LostRace) return undefined
       throw err

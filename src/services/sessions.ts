@@ -146,18 +146,20 @@ export class SessionsService implements TurnPartsProvider {
   /** The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside any transaction. */
   async step(agentId: string, id: string, input: { description: string; output?: string }): Promise<StepResult> {
     const output = input.output ?? ''
+    const heuristic = async () => {
+      const op = { kind: 'step' as const, description: input.description, output }
+      return this.counted(await this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw)))
+    }
+    // Without an LLM configured there is nothing to look up first: one read, inside the write.
+    if (this.llmVerify === undefined) return heuristic()
     const meta = this.engines.meta(agentId, id)
     assertActive(meta)
-    const useLlm = this.llmVerify !== undefined && (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify === true
-    if (!useLlm) {
-      const op = { kind: 'step' as const, description: input.description, output }
-      return this.counted(this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw)))
-    }
+    if ((JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) return heuristic()
     let current = meta
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
       const copy = this.engines.fresh(current)
       const raw = await copy.stepAsync(input.description, output, this.llmVerify!)
-      const done = this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw))
+      const done = await this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw))
       if (done !== undefined) return this.counted(done.value)
       current = this.engines.meta(agentId, id)
       assertActive(current)
@@ -198,7 +200,7 @@ export class SessionsService implements TurnPartsProvider {
     return { items, next_cursor: rows.length > limit ? String(items[items.length - 1]!.step_number) : null }
   }
 
-  driftCheck(agentId: string, id: string, action: string, stepNumber?: number): DriftCheck {
+  driftCheck(agentId: string, id: string, action: string, stepNumber?: number): Promise<DriftCheck> {
     const op = { kind: 'drift_check' as const, action, ...(stepNumber === undefined ? {} : { step_number: stepNumber }) }
     return this.engines.apply(agentId, id, op, ({ result, events }) => ({ result, events, drift_events: result.event === null ? [] : [result.event] }))
   }
@@ -214,28 +216,28 @@ export class SessionsService implements TurnPartsProvider {
     return { items: page.map(toDriftEvent), next_cursor: rows.length > limit ? String(page[page.length - 1]!.seq) : null }
   }
 
-  resetDrift(agentId: string, id: string): GoalState {
+  resetDrift(agentId: string, id: string): Promise<GoalState> {
     return this.engines.apply(agentId, id, { kind: 'reset_drift' }, (result) => ({ result }))
   }
 
-  resetLoop(agentId: string, id: string): GoalState {
+  resetLoop(agentId: string, id: string): Promise<GoalState> {
     return this.engines.apply(agentId, id, { kind: 'reset_loop' }, (result) => ({ result }))
   }
 
-  addPitfall(agentId: string, id: string, text: string): { pitfalls: string[] } {
+  addPitfall(agentId: string, id: string, text: string): Promise<{ pitfalls: string[] }> {
     return this.engines.apply(agentId, id, { kind: 'pitfall', text }, (pitfalls) => ({ result: { pitfalls } }))
   }
 
-  addTriedApproach(agentId: string, id: string, text: string): { tried_approaches: string[] } {
+  addTriedApproach(agentId: string, id: string, text: string): Promise<{ tried_approaches: string[] }> {
     return this.engines.apply(agentId, id, { kind: 'tried_approach', text }, (tried_approaches) => ({ result: { tried_approaches } }))
   }
 
   /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders): a journal row. */
-  reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): GoalReminder {
+  reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): Promise<GoalReminder> {
     return this.engines.apply(agentId, id, { kind: 'reminder', turn, overrides }, (result) => ({ result }))
   }
 
-  setContext(agentId: string, id: string, context: RecitationContext): RecitationContext {
+  setContext(agentId: string, id: string, context: RecitationContext): Promise<RecitationContext> {
     return this.engines.apply(agentId, id, { kind: 'set_context', context }, (result) => ({ result }))
   }
 

@@ -8,8 +8,8 @@ export async function crashScript(svc: SessionsService): Promise<string> {
   const steps = ['design the user schema', 'browse cat pictures on reddit', 'implement auth endpoints', 'watch football highlights']
   for (let i = 0; i < 45; i++) {
     await svc.step('agt_1', id, { description: steps[i % steps.length]!, output: `ok ${i}` })
-    if (i % 5 === 0) svc.driftCheck('agt_1', id, steps[(i + 1) % steps.length]!)
-    if (i % 7 === 0) svc.reminder('agt_1', id, i + 1, {})
+    if (i % 5 === 0) await svc.driftCheck('agt_1', id, steps[(i + 1) % steps.length]!)
+    if (i % 7 === 0) await svc.reminder('agt_1', id, i + 1, {})
   }
   return id
 }

@@ -48,7 +48,7 @@ it('a session killed (SIGKILL) with journaled ops past its snapshot continues ex
   const expected = await straightSvc.step('agt_1', sid, { description: 'write tests for the auth endpoints' })
   expect(resumed).toEqual(expected)
   expect(resumedSvc.summary('agt_1', id)).toEqual(straightSvc.summary('agt_1', sid))
-  expect(resumedSvc.reminder('agt_1', id, 60, {})).toEqual(straightSvc.reminder('agt_1', sid, 60, {}))
+  expect(await resumedSvc.reminder('agt_1', id, 60, {})).toEqual(await straightSvc.reminder('agt_1', sid, 60, {}))
   expect(resumedSvc.steps('agt_1', id, 100).items.length).toBe(46)
   handle.close()
   straightHandle.close()

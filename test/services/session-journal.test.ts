@@ -110,8 +110,8 @@ describe('session journal', () => {
     const id = svc.create('agt_1', { goal: GOAL, plan: PLAN }).id
     const snapshotVersion = () => (t.handle.sqlite.prepare('SELECT version FROM session_snapshots WHERE session_id = ?').get(id) as { version: number }).version
     await svc.step('agt_1', id, { description: 'design the user schema' })
-    svc.driftCheck('agt_1', id, 'browse reddit')
-    svc.reminder('agt_1', id, 2, {})
+    await svc.driftCheck('agt_1', id, 'browse reddit')
+    await svc.reminder('agt_1', id, 2, {})
     expect(journalRows(t.handle, id)).toBe(3)
     expect(snapshotVersion()).toBe(1)
     // The 4th op since the snapshot writes one and drops the journal it covers.
@@ -119,7 +119,7 @@ describe('session journal', () => {
     expect(journalRows(t.handle, id)).toBe(0)
     expect(snapshotVersion()).toBe(5)
     // An op that is not journaled (a new plan) snapshots at once.
-    svc.reminder('agt_1', id, 3, {})
+    await svc.reminder('agt_1', id, 3, {})
     svc.setPlan('agt_1', id, ['one', 'two'])
     expect(journalRows(t.handle, id)).toBe(0)
     expect(snapshotVersion()).toBe(7)
@@ -161,7 +161,7 @@ describe('session journal', () => {
     reference.freeze(T0)
     for (const d of ['design the user schema', 'browse cat pictures on reddit', 'browse cat pictures on reddit', 'browse cat pictures on reddit', 'write tests', 'watch football']) {
       expect(await svc.step('agt_1', id, { description: d })).toEqual(await ref.step('agt_1', rid, { description: d }))
-      expect(svc.reminder('agt_1', id, 3, {})).toEqual(ref.reminder('agt_1', rid, 3, {}))
+      expect(await svc.reminder('agt_1', id, 3, {})).toEqual(await ref.reminder('agt_1', rid, 3, {}))
     }
     expect(svc.summary('agt_1', id)).toEqual(ref.summary('agt_1', rid))
     t.handle.close()
