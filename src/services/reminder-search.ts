@@ -57,8 +57,10 @@ export class ReminderSearch {
         SELECT rowid AS d, bm25(reminders_fts, 10.0, 1.0, 4.0, 4.0) AS k FROM reminders_fts
         WHERE reminders_fts MATCH ? AND rowid >= ? AND rowid < ? ORDER BY k, rowid LIMIT ?
       ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = ? ORDER BY t.k, t.d`)
-    this.contextStmt = lazyPrepare(sqlite, `SELECT r.* FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
-      WHERE reminders_fts MATCH ? AND reminders_fts.rowid >= ? AND reminders_fts.rowid < ?
+    // Context candidates come from `reminder_context_fts` (migration 0010): only context
+    // reminders' tags and pattern, so message words common in titles and bodies cost nothing.
+    this.contextStmt = lazyPrepare(sqlite, `SELECT r.* FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
+      WHERE reminder_context_fts MATCH ? AND c.rowid >= ? AND c.rowid < ?
         AND r.agent_id = ? AND r.trigger_type = 'context'
         AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= ?))`)
     // The user message goes into a one-row temp FTS table with the same tokenizer, so "is every
@@ -94,7 +96,7 @@ export class ReminderSearch {
     const any = ftsQuery(message, 'OR', MAX_MESSAGE_TERMS)
     const range = this.store.docRange(agentId)
     if (any === null || range === null) return []
-    const candidates = this.contextStmt.all(`{trigger_pattern context_tags} : (${any})`, range.lo, range.hi, agentId, nowMs)
+    const candidates = this.contextStmt.all(any, range.lo, range.hi, agentId, nowMs)
     if (candidates.length === 0) return []
     this.clearMessage.run()
     this.putMessage.run(message)
