@@ -1,4 +1,4 @@
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import { Body, Id, ListOf, PaginationQuery, Timestamp } from './common.js'
 
 /** TypeBox schemas of API.md "Goal sessions": one per shape, used for validation, types and OpenAPI. */
@@ -116,14 +116,10 @@ export const NumberedPageQuery = Type.Object({
 export const SetGoalBody = Body({ goal: Text(4000) })
 export const SetPlanBody = Body({ steps: PlanSteps })
 
-const Severity = Type.Union([
-  Type.Literal('none'),
-  Type.Literal('low'),
-  Type.Literal('moderate'),
-  Type.Literal('high'),
-  Type.Literal('critical'),
-])
-const Action = Type.Union([Type.Literal('continue'), Type.Literal('adjust'), Type.Literal('replan'), Type.Literal('abort')])
+// One `enum` rather than a union of literals: in responses the serializer writes it as a string,
+// where an anyOf would run the JSON-schema validator on each branch of every reply.
+const Severity = Type.Enum(['none', 'low', 'moderate', 'high', 'critical'], { type: 'string' })
+const Action = Type.Enum(['continue', 'adjust', 'replan', 'abort'], { type: 'string' })
 
 export const StepVerification = Type.Object(
   {
@@ -147,7 +143,9 @@ export const DriftCheck = Type.Object(
     severity: Severity,
     drifting: Type.Boolean({ description: 'Sustained drift: consecutive drifts exceed consecutive_limit.' }),
     consecutive_drift_count: Type.Integer(),
-    event: Type.Union([DriftEvent, Type.Null()]),
+    // `type: [object, null]` rather than anyOf: the response serializer then picks the branch with
+    // a typeof check instead of running the JSON-schema validator (and its date-time check) per reply.
+    event: Type.Unsafe<Static<typeof DriftEvent> | null>({ ...DriftEvent, type: ['object', 'null'] }),
   },
   { title: 'DriftCheck' },
 )
