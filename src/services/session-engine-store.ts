@@ -34,6 +34,8 @@ export interface MutationOutcome<T> {
   op?: SessionOp
 }
 
+type Transaction = (<T>(fn: () => T) => T) & { immediate: <T>(fn: () => T) => T }
+
 /** A hydrated session as of `version`, with its clock and the journal rows after its snapshot. */
 interface Entry {
   version: number
@@ -54,6 +56,8 @@ export class SessionEngineStore {
   /** The clock each private copy (`fresh`) runs on, so committing it can cache it whole. */
   private readonly clocks = new WeakMap<GoalSession, SessionClock>()
   private readonly group: GroupCommit
+  /** `tx(fn)` runs fn in a transaction (a savepoint when nested); built once, see group-commit.ts. */
+  private readonly tx: Transaction
 
   constructor(
     handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions,
@@ -65,6 +69,7 @@ export class SessionEngineStore {
       : undefined
     this.store = new SessionStore(handle.sqlite)
     this.group = groupCommitOf(handle.sqlite)
+    this.tx = handle.sqlite.transaction((fn: () => unknown) => fn()) as Transaction
     this.clock = clock
     this.metrics = metrics
     this.engineOptions = { ...engineOptions, clock }
@@ -77,10 +82,10 @@ export class SessionEngineStore {
 
   /** Inserts a new session's row and its first snapshot. */
   insert(row: SessionMetaRow, session: GoalSession): void {
-    this.handle.sqlite.transaction(() => {
+    this.tx(() => {
       this.store.q.insert.run(row)
       this.store.q.putSnapshot.run(row.id, row.version, JSON.stringify(session.toJSON()))
-    })()
+    })
   }
 
   meta(agentId: string, id: string): SessionMetaRow {
@@ -117,7 +122,7 @@ export class SessionEngineStore {
       return { snap, ops: this.store.q.ops.all(meta.id, snap.version) }
     }
     // One read transaction, so a writer on another connection cannot land between the two reads.
-    const { snap, ops } = this.handle.sqlite.inTransaction ? read() : this.handle.sqlite.transaction(read)()
+    const { snap, ops } = this.handle.sqlite.inTransaction ? read() : this.tx(read)
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(JSON.parse(snap.snapshot) as GoalSessionJSON, { ...this.engineOptions, clock: clock.clock })
     for (const row of ops) clock.at(row.at, () => applyOp(session, JSON.parse(row.op) as SessionOp))
@@ -135,14 +140,14 @@ export class SessionEngineStore {
   mutate<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): T {
     const db = this.handle.sqlite
     if (this.group.open) {
-      const value = db.transaction(() => this.mutateIn(agentId, id, fn))()
+      const value = this.tx(() => this.mutateIn(agentId, id, fn))
       this.group.onRollback(() => this.forget(id))
       return value
     }
     const nested = db.inTransaction
-    const run = db.transaction(() => this.mutateIn(agentId, id, fn))
+    const work = () => this.mutateIn(agentId, id, fn)
     // IMMEDIATE takes the write lock before the read, so another connection cannot slip a write in between.
-    const out = nested ? run() : run.immediate()
+    const out = nested ? this.tx(work) : this.tx.immediate(work)
     // Inside a caller's transaction the write may still roll back: do not trust the cached copy then.
     if (nested) this.forget(id)
     return out
@@ -233,9 +238,9 @@ export class SessionEngineStore {
   private evicted(id: string, entry: Entry): void {
     if (entry.pending === 0) return
     try {
-      this.handle.sqlite.transaction(() => {
+      this.tx(() => {
         if (this.store.q.versionOf.get(id)?.version === entry.version) this.writeSnapshot(id, entry.version, entry.session)
-      })()
+      })
     } catch {
       // See above: the journal keeps the session whole.
     }
