@@ -17,7 +17,7 @@ import { conflict, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import { enqueue } from '../webhooks/outbox.js'
 import { applyOp, SessionClock, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
-import { SessionStore, type SessionMetaRow } from './session-store.js'
+import { SessionStore, type SessionKey, type SessionMetaRow } from './session-store.js'
 
 export const SESSION_CACHE_MAX = 500
 /** Journaled ops between two snapshots: bounds the replay of a cache miss. */
@@ -95,11 +95,11 @@ export class SessionEngineStore {
   }
 
   /** The hydrated engine for this row's version: from the cache, or loaded from snapshot + journal. */
-  hydrate(meta: SessionMetaRow): GoalSession {
+  hydrate(meta: SessionKey): GoalSession {
     return this.entry(meta).session
   }
 
-  private entry(meta: SessionMetaRow): Entry {
+  private entry(meta: SessionKey): Entry {
     const hit = this.cache?.get(meta.id)
     if (hit !== undefined && hit.version === meta.version) return hit
     const entry = this.load(meta)
@@ -108,14 +108,14 @@ export class SessionEngineStore {
   }
 
   /** A private copy from the stored state (for work that awaits, so the cached one is never touched). */
-  fresh(meta: SessionMetaRow): GoalSession {
+  fresh(meta: SessionKey): GoalSession {
     const entry = this.load(meta)
     this.clocks.set(entry.session, entry.clock)
     return entry.session
   }
 
   /** Snapshot plus the journal after it, each op replayed at the clock reading it ran at. */
-  private load(meta: SessionMetaRow): Entry {
+  private load(meta: SessionKey): Entry {
     const read = () => {
       const snap = this.store.q.snapshot.get(meta.id)
       if (snap === undefined) throw notFound('session', meta.id)
@@ -137,7 +137,7 @@ export class SessionEngineStore {
    * Runs `fn` on the session and persists the result in one transaction; archived sessions are
    * read-only. Inside an open group-commit batch it is one more savepoint of that batch.
    */
-  mutate<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): T {
+  mutate<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionKey) => MutationOutcome<T>): T {
     const db = this.handle.sqlite
     if (this.group.open) {
       const value = this.tx(() => this.mutateIn(agentId, id, fn))
@@ -154,13 +154,14 @@ export class SessionEngineStore {
   }
 
   /** Like `mutate`, group-committed with the other writes of this event-loop turn: resolves after the COMMIT. */
-  mutateGrouped<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): Promise<T> {
+  mutateGrouped<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionKey) => MutationOutcome<T>): Promise<T> {
     if (!this.group.open && this.handle.sqlite.inTransaction) return Promise.resolve(this.mutate(agentId, id, fn))
     return this.group.run(() => this.mutateIn(agentId, id, fn), () => this.forget(id))
   }
 
-  private mutateIn<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionMetaRow) => MutationOutcome<T>): T {
-    const meta = this.meta(agentId, id)
+  private mutateIn<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionKey) => MutationOutcome<T>): T {
+    const meta = this.store.q.key.get(agentId, id)
+    if (meta === undefined) throw notFound('session', id)
     assertActive(meta)
     const entry = this.entry(meta)
     const now = this.clock()
@@ -174,7 +175,7 @@ export class SessionEngineStore {
 
   /** Applies a journaled op (see session-ops.ts), group-committed, and persists what `finish` makes of its result. */
   apply<K extends SessionOp['kind'], T>(
-    agentId: string, id: string, op: OpOf<K>, finish: (result: OpResults[K], meta: SessionMetaRow) => MutationOutcome<T>,
+    agentId: string, id: string, op: OpOf<K>, finish: (result: OpResults[K], meta: SessionKey) => MutationOutcome<T>,
   ): Promise<T> {
     return this.mutateGrouped(agentId, id, (s, meta) => ({ ...finish(applyOp(s, op), meta), op }))
   }
@@ -183,7 +184,7 @@ export class SessionEngineStore {
    * Commits work computed on a private copy (the async LLM path, always a snapshot): lands only if
    * the row is still at `meta.version`; returns undefined when another write won the race.
    */
-  async commitIfUnchanged<T>(meta: SessionMetaRow, session: GoalSession, outcome: MutationOutcome<T>): Promise<{ value: T } | undefined> {
+  async commitIfUnchanged<T>(meta: SessionKey, session: GoalSession, outcome: MutationOutcome<T>): Promise<{ value: T } | undefined> {
     const entry: Entry = { version: meta.version, session, clock: this.clocks.get(session) ?? new SessionClock(this.clock), pending: 0 }
     try {
       return await this.group.run(() => ({ value: this.persist(meta, entry, { ...outcome, op: undefined }, this.clock()) }), () => this.forget(meta.id))
@@ -193,7 +194,7 @@ export class SessionEngineStore {
     }
   }
 
-  private persist<T>(meta: SessionMetaRow, entry: Entry, outcome: MutationOutcome<T>, now: number): T {
+  private persist<T>(meta: SessionKey, entry: Entry, outcome: MutationOutcome<T>, now: number): T {
     const { session } = entry
     const q = this.store.q
     const version = meta.version + 1
@@ -255,7 +256,7 @@ export class LostRace extends Error {
   }
 }
 
-export function assertActive(meta: SessionMetaRow): void {
+export function assertActive(meta: SessionKey): void {
   if (meta.status === 'archived') throw conflict(`Session ${meta.id} is archived; unarchive it (PATCH status: active) to change it.`)
 }
 

@@ -20,6 +20,9 @@ export interface SessionMetaRow {
   updated_at: number
 }
 
+/** What a write needs of the row: which session, whether it is active, and its version. */
+export type SessionKey = Pick<SessionMetaRow, 'id' | 'agent_id' | 'status' | 'version'>
+
 /** A write of the meta row on top of `version` (it becomes version + 1). */
 export interface MetaWrite {
   id: string
@@ -68,6 +71,7 @@ type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>
 export interface SessionStatements {
   insert: Stmt<[SessionMetaRow]>
   meta: Stmt<[string, string], SessionMetaRow>
+  key: Stmt<[string, string], SessionKey>
   writeMeta: Stmt<[MetaWrite]>
   writeState: Stmt<[Omit<MetaWrite, 'goal' | 'plan'>]>
   versionOf: Stmt<[string], { version: number }>
@@ -93,6 +97,7 @@ function prepareAll(db: Database.Database): SessionStatements {
        VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at)`,
     ),
     meta: db.prepare<[string, string], SessionMetaRow>(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`),
+    key: db.prepare<[string, string], SessionKey>('SELECT id, agent_id, status, version FROM sessions WHERE agent_id = ? AND id = ?'),
     // Optimistic concurrency: the write lands only on the version it was computed from.
     writeMeta: db.prepare<[MetaWrite]>(
       `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = version + 1, updated_at = @updated_at

@@ -28,7 +28,7 @@ import type { Page } from './pagination.js'
 import { assertActive, raceConflict, SessionEngineStore, type MutationOutcome } from './session-engine-store.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
 import type { OpResults } from './session-ops.js'
-import { intCursor, type SessionMetaRow } from './session-store.js'
+import { intCursor, type SessionKey } from './session-store.js'
 import type { TurnPartsProvider } from './turns.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './session-turn-parts.js'
 
@@ -172,7 +172,7 @@ export class SessionsService implements TurnPartsProvider {
     return result
   }
 
-  private stepOutcome(meta: SessionMetaRow, description: string, output: string, raw: OpResults['step']): MutationOutcome<StepResult> {
+  private stepOutcome(meta: SessionKey, description: string, output: string, raw: OpResults['step']): MutationOutcome<StepResult> {
     const { events, ...result } = raw
     return {
       result,
