@@ -5,6 +5,7 @@
  * - turn start: 1,000 reminders for the agent (mostly future scheduled / recurring, 150 context
  *   triggers, ~20 due), in-process `TurnsService.start` calls; each turn runs inside
  *   BEGIN … ROLLBACK so every iteration sees the same state (the rollback is inside the timing).
+ * - turn start with a session: the same, plus a session's goal reminder and recitation.
  * Targets: search p50 ≤ 2 ms and p99 ≤ 10 ms; turn start p99 ≤ 10 ms. The machine is shared, so
  * expect noise; percentiles are over many iterations.
  */
@@ -14,7 +15,9 @@ import { newId } from '../src/ids.js'
 import type { ReminderRow } from '../src/services/reminder-model.js'
 import { ReminderSearch } from '../src/services/reminder-search.js'
 import { RemindersService } from '../src/services/reminders.js'
+import { SessionsService } from '../src/services/sessions.js'
 import { SettingsService } from '../src/services/settings.js'
+import { createMetrics } from '../src/metrics.js'
 import { TurnsService } from '../src/services/turns.js'
 
 // Deterministic PRNG (mulberry32) so runs compare.
@@ -164,5 +167,26 @@ function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (
   let delivered = 0
   for (const m of messages) timeMs(() => { delivered += run(m).reminders.length })
   report('turn start, 1,000 reminders, in-process TurnsService.start', `avg ${(delivered / messages.length).toFixed(1)} reminders injected`)
+
+  // The same turns for a session with 50 steps behind it: its goal reminder and recitation come
+  // through SessionsService.turnParts (a session write inside the turn's transaction).
+  const sessions = new SessionsService({ handle: ctx.h, clock, metrics: createMetrics() })
+  const sessionTurns = new TurnsService(ctx.reminders, new ReminderSearch(ctx.reminders.store), clock, sessions)
+  const sid = sessions.create('agt_t', { goal: 'Ship the billing service migration with tests and docs', plan: ['port the schema', 'move the endpoints', 'write tests', 'write docs'] }).id
+  for (let i = 0; i < 50; i++) await sessions.step('agt_t', sid, { description: `${words(8)} step ${i}`, output: 'ok' })
+  const runSession = (m: string) => {
+    ctx.h.sqlite.exec('BEGIN')
+    try {
+      return sessionTurns.start('agt_t', { user_message: m, session_id: sid })
+    } finally {
+      ctx.h.sqlite.exec('ROLLBACK')
+    }
+  }
+  for (let i = 0; i < 200; i++) runSession(messages[i] as string)
+  wall.length = 0
+  cpu.length = 0
+  let parts = 0
+  for (const m of messages) timeMs(() => { parts += runSession(m).parts.length })
+  report('turn start with a session, 1,000 reminders', `avg ${(parts / messages.length).toFixed(1)} parts`)
   ctx.h.close()
 }
