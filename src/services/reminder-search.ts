@@ -10,7 +10,7 @@ import { lazyPrepare } from '../db/lazy-statement.js'
 import { STOP_WORDS } from '../engine/text.js'
 import { unprocessable } from '../errors.js'
 import type { ReminderStore } from './reminder-store.js'
-import { toReminder, wordTokens, type Reminder, type ReminderRow } from './reminder-model.js'
+import { rowFromArray, rowSelect, toReminder, wordTokens, type Reminder, type ReminderRow } from './reminder-model.js'
 
 const MAX_QUERY_TERMS = 32
 const MAX_MESSAGE_TERMS = 64
@@ -37,12 +37,10 @@ export function bm25Score(rank: number): number {
   return r / (1 + r)
 }
 
-type RankedRow = ReminderRow & { bm25_rank: number }
-
 export class ReminderSearch {
   private readonly store: ReminderStore
-  private readonly searchStmt: Database.Statement<[string, number, number, number, string], RankedRow>
-  private readonly contextStmt: Database.Statement<[string, number, number, string, number], ReminderRow>
+  private readonly searchStmt: Database.Statement<[string, number, number, number, string], unknown[]>
+  private readonly contextStmt: Database.Statement<[string, number, number, string, number], unknown[]>
   private readonly clearMessage: Database.Statement
   private readonly putMessage: Database.Statement<[string]>
   private readonly messageHas: Database.Statement<[string], { one: number }>
@@ -53,13 +51,13 @@ export class ReminderSearch {
     // The agent's rowid range is applied inside FTS5, and only the top `limit` hits are joined
     // (CROSS JOIN pins that order: otherwise the planner may walk all the agent's rows instead).
     // Column weights: a hit in the title counts most, then tags and pattern, then the body.
-    this.searchStmt = lazyPrepare(sqlite, `SELECT r.*, t.k AS bm25_rank FROM (
+    this.searchStmt = lazyPrepare(sqlite, `SELECT ${rowSelect('r')}, t.k FROM (
         SELECT rowid AS d, bm25(reminders_fts, 10.0, 1.0, 4.0, 4.0) AS k FROM reminders_fts
         WHERE reminders_fts MATCH ? AND rowid >= ? AND rowid < ? ORDER BY k, rowid LIMIT ?
       ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = ? ORDER BY t.k, t.d`)
     // Context candidates come from `reminder_context_fts` (migration 0010): only context
     // reminders' tags and pattern, so message words common in titles and bodies cost nothing.
-    this.contextStmt = lazyPrepare(sqlite, `SELECT r.* FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
+    this.contextStmt = lazyPrepare(sqlite, `SELECT ${rowSelect('r')} FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
       WHERE reminder_context_fts MATCH ? AND c.rowid >= ? AND c.rowid < ?
         AND r.agent_id = ? AND r.trigger_type = 'context'
         AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= ?))`)
@@ -81,8 +79,9 @@ export class ReminderSearch {
     const match = ftsQuery(q, 'OR')
     const range = this.store.docRange(agentId)
     if (match === null || range === null) return { items: [] }
-    const rows = this.searchStmt.all(match, range.lo, range.hi, limit, agentId)
-    return { items: rows.map(({ bm25_rank, ...row }) => ({ reminder: toReminder(row), score: bm25Score(bm25_rank) })) }
+    // Raw rows: the reminder's columns (rowFromArray), then the FTS5 rank.
+    const rows = this.searchStmt.raw(true).all(match, range.lo, range.hi, limit, agentId)
+    return { items: rows.map((a) => ({ reminder: toReminder(rowFromArray(a)), score: bm25Score(a[a.length - 1] as number) })) }
   }
 
   /**
@@ -96,7 +95,7 @@ export class ReminderSearch {
     const any = ftsQuery(message, 'OR', MAX_MESSAGE_TERMS)
     const range = this.store.docRange(agentId)
     if (any === null || range === null) return []
-    const candidates = this.contextStmt.all(any, range.lo, range.hi, agentId, nowMs)
+    const candidates = this.contextStmt.raw(true).all(any, range.lo, range.hi, agentId, nowMs).map(rowFromArray)
     if (candidates.length === 0) return []
     this.clearMessage.run()
     this.putMessage.run(message)

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3'
 import { lazyPrepare } from '../db/lazy-statement.js'
-import type { ReminderPriority, ReminderRow, ReminderStatus, TriggerType } from './reminder-model.js'
+import { ROW_COLUMNS, rowFromArray, rowSelect, type ReminderPriority, type ReminderRow, type ReminderStatus, type TriggerType } from './reminder-model.js'
 
 export interface ListFilter {
   status?: ReminderStatus
@@ -19,12 +19,7 @@ export interface ListFilter {
 
 type Writable = Omit<ReminderRow, 'doc_id'>
 
-const COLUMNS = [
-  'id', 'agent_id', 'session_id', 'title', 'body', 'trigger_type', 'trigger_at', 'trigger_cron',
-  'trigger_timezone', 'trigger_pattern', 'status', 'priority', 'context_tags', 'quiet_hours_exempt',
-  'missed_policy', 'created_at', 'updated_at', 'triggered_at', 'completed_at', 'snooze_until',
-  'last_fired_at', 'next_fire_at',
-] as const satisfies readonly (keyof Writable)[]
+const COLUMNS = ROW_COLUMNS.filter((c): c is Exclude<typeof c, 'doc_id'> => c !== 'doc_id')
 
 const MUTABLE = COLUMNS.filter((c) => c !== 'id' && c !== 'agent_id' && c !== 'created_at')
 
@@ -39,7 +34,7 @@ export class ReminderStore {
   private readonly updateStmt: Database.Statement
   private readonly deleteStmt: Database.Statement<[string, string]>
   private readonly countLiveStmt: Database.Statement<[string], { n: number }>
-  private readonly dueStmt: Database.Statement<[string, number, number], ReminderRow>
+  private readonly dueStmt: Database.Statement<[string, number, number], unknown[]>
   private readonly listCache = new Map<string, Database.Statement>()
 
   readonly sqlite: Database.Database
@@ -64,7 +59,7 @@ export class ReminderStore {
       "SELECT count(*) AS n FROM reminders WHERE agent_id = ? AND status IN ('pending', 'triggered', 'snoozed')",
     )
     this.dueStmt = lazyPrepare(sqlite, 
-      `SELECT * FROM reminders WHERE agent_id = ? AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+      `SELECT ${rowSelect('reminders')} FROM reminders WHERE agent_id = ? AND next_fire_at IS NOT NULL AND next_fire_at <= ?
        ORDER BY next_fire_at, id LIMIT ?`,
     )
   }
@@ -100,7 +95,7 @@ export class ReminderStore {
 
   /** Live reminders whose next fire time is at or before `asOfMs`, soonest first. */
   due(agentId: string, asOfMs: number, limit = 200): ReminderRow[] {
-    return this.dueStmt.all(agentId, asOfMs, limit)
+    return this.dueStmt.raw(true).all(agentId, asOfMs, limit).map(rowFromArray)
   }
 
   /** One page in id (= creation) order; fetches one extra row to know whether more follow. */
