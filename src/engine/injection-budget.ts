@@ -5,7 +5,7 @@
  * estimated chars/4 and did not cut content to its cap, the budget holds on real token counts.
  */
 import { countTokens } from './text.js'
-import { cachedTokenCount, clipToTokens } from './token-fit.js'
+import { cachedClip, cachedTokenCount, clipToTokens } from './token-fit.js'
 
 /** Priorities of the original's known slots; lower is more important. */
 export const DEFAULT_INJECTION_PRIORITIES: Readonly<Record<string, number>> = {
@@ -109,8 +109,9 @@ export class InjectionBudgetManager {
           dropped.push(p.name)
           continue
         }
-        content = clipToTokens(content, remaining, BUDGET_TRUNCATION_MARKER)
-        tokens = countTokens(content)
+        // Memoized: turn after turn the same reminder is cut at the same remaining budget.
+        content = cachedClip(content, remaining, BUDGET_TRUNCATION_MARKER)
+        tokens = cachedTokenCount(content)
         truncated = true
         remaining = 0
       } else {

@@ -9,8 +9,7 @@
 import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
 import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
-import { countTokens } from '../engine/text.js'
-import { cachedTokenCount } from '../engine/token-fit.js'
+import { cachedTokenCount, countTokensByLines } from '../engine/token-fit.js'
 import { notFound } from '../errors.js'
 import { parseIsoInstant } from '../scheduler/occurrences.js'
 import { isQuietHours } from '../scheduler/quiet-hours.js'
@@ -153,7 +152,7 @@ function fitToBudget(sessionParts: readonly TurnPart[], rows: readonly ReminderR
     ...sessionParts.map((p, i) => ({ name: `part:${i}`, priority: p.priority, content: p.content })),
     ...rows.map((r) => ({ name: `reminder:${r.id}`, priority: TURN_PRIORITY[r.priority], content: reminderLine(r) })),
   ]
-  const overhead = (rows.length > 0 ? countTokens(REMINDERS_HEADER) : 0) + 2 * proposals.length
+  const overhead = (rows.length > 0 ? cachedTokenCount(REMINDERS_HEADER) : 0) + 2 * proposals.length
   let allowance = Math.max(0, budget - overhead)
   for (let attempt = 0; attempt < 6; attempt++) {
     const { accepted } = new InjectionBudgetManager({ max_total_tokens: allowance }).allocate(proposals)
@@ -162,7 +161,8 @@ function fitToBudget(sessionParts: readonly TurnPart[], rows: readonly ReminderR
       sessionParts.flatMap((_, i) => byName.get(`part:${i}`)?.content ?? []),
       rows.flatMap((r) => byName.get(`reminder:${r.id}`)?.content ?? []),
     )
-    const tokens = countTokens(text)
+    // Exact (o200k never merges across these line cuts), and unchanged lines are memoized.
+    const tokens = countTokensByLines(text)
     const over = tokens - budget
     if (over <= 0) return { text, tokens, accepted: byName }
     allowance = Math.max(0, allowance - over)

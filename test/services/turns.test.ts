@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { countTokens } from '../../src/engine/text.js'
 import { AppError } from '../../src/errors.js'
@@ -154,5 +155,25 @@ describe('turn start', () => {
     )
     expect(out.parts.map((p) => p.kind)).toEqual(['recitation', 'goal_reminder', 'reminder'])
     expect(out.messages).toEqual([{ role: 'user', content: 'x' }])
+  })
+})
+
+describe('turn start token count', () => {
+  it('property: token_estimate is the whole-text count, session blocks and cut reminders included', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'Z', ' ', '\n', '.', '/', ':', '-', '"', '\\', 'é', '1', '#', '\t'), maxLength: 60 })
+    fc.assert(
+      fc.property(fc.array(fc.record({ title: text, body: text }), { minLength: 1, maxLength: 6 }), fc.array(text, { maxLength: 2 }), fc.integer({ min: 20, max: 200 }),
+        (rows, blocks, budget) => {
+          const provider: TurnPartsProvider = { turnParts: () => ({ parts: blocks.map((content, i) => ({ kind: `block${i}`, priority: 1, content })) }) }
+          const f = setup(provider)
+          f.settings.put('agt_a', { injection_budget_tokens: budget })
+          for (const r of rows) f.reminders.create('agt_a', { title: r.title.trim() || 'x', body: r.body, trigger: at('2026-11-22T08:00:00Z') })
+          const out = f.turns.start('agt_a', { user_message: 'hi', session_id: 'ses_1' })
+          expect(out.injection.token_estimate).toBe(countTokens(out.injection.text))
+          expect(out.injection.token_estimate).toBeLessThanOrEqual(budget)
+          f.handle.close()
+        }),
+      { numRuns: 60 },
+    )
   })
 })
