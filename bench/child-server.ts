@@ -13,6 +13,13 @@ import { fileURLToPath } from 'node:url'
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
+/** The node flags of `npm start` (package.json), so the benchmarks run the server exactly as it ships. */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  const words = pkg.scripts.start.split(/\s+/)
+  return words.filter((w) => w.startsWith('--'))
+}
+
 export interface ChildServer {
   name: string
   pid: number
@@ -190,6 +197,7 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
     // BENCH_CPU_PROF=dir writes a V8 CPU profile of the server there when it exits.
     args: [
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      ...startFlags(),
       ...(opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']),
     ],
     port,
