@@ -69,6 +69,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // batch is open replies only after that batch commits, and closing commits what is pending.
   const group = groupCommitOf(deps.handle.sqlite)
   app.addHook('onClose', async () => group.flush())
+  // Runs before the hook above (last added, first run): deferred reminders join the final commit.
+  app.addHook('onClose', async () => { void services.sessions.flushDeferred() })
   app.addHook('onSend', (_request, _reply, payload, done) => {
     if (!group.open) return done(null, payload)
     group.committed().then(() => done(null, payload), done)

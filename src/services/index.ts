@@ -12,6 +12,9 @@ import { SettingsService } from './settings.js'
 import { TurnsService } from './turns.js'
 import { WebhooksService } from './webhooks.js'
 
+/** How long a served goal reminder may stay unwritten (see SessionsDeps.reminderDeferMs). */
+export const REMINDER_DEFER_MS = 1000
+
 export interface ServiceDeps {
   config: Config
   handle: DbHandle
@@ -28,6 +31,8 @@ export function createServices(deps: ServiceDeps) {
     handle: deps.handle,
     clock: deps.clock,
     metrics: deps.metrics,
+    // Reminder history is best-effort: a crash loses at most this last second of it (README).
+    reminderDeferMs: REMINDER_DEFER_MS,
     ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
   })
   return {

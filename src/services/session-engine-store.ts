@@ -6,6 +6,12 @@
  * that many ops of replay away. Hydrated sessions are kept in an LRU keyed by id and checked
  * against the row's version, so a restart or another writer can never serve stale engine state;
  * a session evicted with journaled ops is snapshotted then, so a cache miss rarely replays.
+ *
+ * Reminders (`remind`) are the one best-effort write: built on the cached session and kept in
+ * memory, they are journaled (one row for all of a session's pending ones) with the session's
+ * next write, when it leaves the cache, at close, or `deferMs` later, whichever comes first.
+ * A crash loses at most that window of reminder history (summary.reminders counts); nothing
+ * else a later response reports depends on it.
  */
 import { LRUCache } from 'lru-cache'
 import type { DbHandle } from '../db/client.js'
@@ -16,7 +22,9 @@ import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type Sessio
 import { conflict, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import { enqueue } from '../webhooks/outbox.js'
-import { applyOp, SessionClock, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
+import type { GoalReminder } from '../engine/goal-reminder.js'
+import type { ReminderOverrides } from '../engine/session-types.js'
+import { applyOp, replayOp, SessionClock, type DeferredReminder, type JournalOp, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
 import { SessionStore, type SessionKey, type SessionMetaRow } from './session-store.js'
 
 export const SESSION_CACHE_MAX = 500
@@ -42,6 +50,8 @@ interface Entry {
   session: GoalSession
   clock: SessionClock
   pending: number
+  /** Reminders applied to `session` but not written yet (best-effort, see above). */
+  deferred?: DeferredReminder[] | undefined
 }
 
 export class SessionEngineStore {
@@ -58,12 +68,18 @@ export class SessionEngineStore {
   private readonly group: GroupCommit
   /** `tx(fn)` runs fn in a transaction (a savepoint when nested); built once, see group-commit.ts. */
   private readonly tx: Transaction
+  /** How long a reminder may stay unwritten; 0: written (and committed) before its reply. */
+  readonly deferMs: number
+  /** Sessions holding deferred reminders, and the timer that writes them. */
+  private readonly dirty = new Set<string>()
+  private flushTimer: NodeJS.Timeout | undefined
 
   constructor(
     handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions,
-    cacheMax = SESSION_CACHE_MAX, snapshotEvery = SNAPSHOT_EVERY,
+    cacheMax = SESSION_CACHE_MAX, snapshotEvery = SNAPSHOT_EVERY, deferMs = 0,
   ) {
     this.handle = handle
+    this.deferMs = cacheMax > 0 ? Math.max(0, deferMs) : 0
     this.cache = cacheMax > 0
       ? new LRUCache<string, Entry>({ max: cacheMax, dispose: (e, id, reason) => { if (reason === 'evict') this.evicted(id, e) } })
       : undefined
@@ -110,6 +126,9 @@ export class SessionEngineStore {
   /** A private copy from the stored state (for work that awaits, so the cached one is never touched). */
   fresh(meta: SessionKey): GoalSession {
     const entry = this.load(meta)
+    // The cached copy may hold reminders not written yet: the private copy starts from them too.
+    const hit = this.cache?.get(meta.id)
+    if (hit?.version === meta.version) for (const r of hit.deferred ?? []) entry.clock.at(r.at, () => entry.session.reminder(r.turn, r.overrides))
     this.clocks.set(entry.session, entry.clock)
     return entry.session
   }
@@ -125,12 +144,59 @@ export class SessionEngineStore {
     const { snap, ops } = this.handle.sqlite.inTransaction ? read() : this.tx(read)
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(JSON.parse(snap.snapshot) as GoalSessionJSON, { ...this.engineOptions, clock: clock.clock })
-    for (const row of ops) clock.at(row.at, () => applyOp(session, JSON.parse(row.op) as SessionOp))
+    for (const row of ops) replayOp(session, clock, row.at, JSON.parse(row.op) as JournalOp)
     return { version: meta.version, session, clock, pending: ops.length }
   }
 
   forget(id: string): void {
     this.cache?.delete(id)
+    this.dirty.delete(id)
+  }
+
+  /**
+   * Builds a reminder on the cached session without writing it (when `deferMs` > 0): recorded in
+   * memory and journaled later (see the top of this file). Archived sessions are read-only.
+   */
+  remind(agentId: string, id: string, turn: number, overrides: ReminderOverrides): GoalReminder {
+    const meta = this.store.q.key.get(agentId, id)
+    if (meta === undefined) throw notFound('session', id)
+    assertActive(meta)
+    const entry = this.entry(meta)
+    const at = this.clock()
+    const result = entry.clock.at(at, () => entry.session.reminder(turn, overrides))
+    ;(entry.deferred ??= []).push({ at, turn, overrides: { ...overrides } })
+    this.dirty.add(id)
+    this.flushTimer ??= setTimeout(() => this.flushDeferred(), this.deferMs).unref()
+    return result
+  }
+
+  /** Writes every session's deferred reminders now (the timer, close, tests), group-committed. */
+  flushDeferred(): Promise<void> {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer)
+    this.flushTimer = undefined
+    if (this.dirty.size === 0) return Promise.resolve()
+    const ids = [...this.dirty]
+    this.dirty.clear()
+    const work = () => {
+      for (const id of ids) {
+        const entry = this.cache?.peek(id)
+        if (entry !== undefined) this.writeDeferred(id, entry)
+      }
+    }
+    // Best-effort by design: a failed batch only loses these reminders' history entries.
+    return this.group.run(work, () => ids.forEach((id) => this.forget(id))).catch(() => undefined)
+  }
+
+  /** Journals an entry's deferred reminders as one row on top of its version (if the row is still there). */
+  private writeDeferred(id: string, entry: Entry): void {
+    const items = entry.deferred
+    entry.deferred = undefined
+    if (items === undefined || items.length === 0) return
+    const at = items[items.length - 1]!.at
+    if (this.store.q.bumpVersion.run({ id, version: entry.version, updated_at: at }).changes !== 1) return
+    entry.version += 1
+    entry.pending += 1
+    this.store.q.appendOp.run(id, entry.version, at, JSON.stringify({ kind: 'reminders', items }))
   }
 
   /**
@@ -197,12 +263,17 @@ export class SessionEngineStore {
   private persist<T>(meta: SessionKey, entry: Entry, outcome: MutationOutcome<T>, now: number): T {
     const { session } = entry
     const q = this.store.q
-    const version = meta.version + 1
-    const journal = outcome.op !== undefined && entry.pending + 1 < this.snapshotEvery
-    const row = { id: meta.id, agent_id: meta.agent_id, version: meta.version, state: JSON.stringify(session.state()), updated_at: now }
+    const deferred = entry.deferred?.length ? entry.deferred : undefined
+    entry.deferred = undefined
+    const extra = deferred === undefined ? 0 : 1
+    const journal = outcome.op !== undefined && entry.pending + 1 + extra < this.snapshotEvery
+    // Journaled: the deferred reminders are a row of their own before this op; a snapshot holds them.
+    const version = meta.version + 1 + (journal ? extra : 0)
+    const row = { id: meta.id, agent_id: meta.agent_id, version: meta.version, next_version: version, state: JSON.stringify(session.state()), updated_at: now }
     // Journaled ops never change goal or plan, so their write leaves those columns alone.
     const res = journal ? q.writeState.run(row) : q.writeMeta.run({ ...row, goal: session.goal, plan: JSON.stringify(session.plan) })
     if (res.changes !== 1) throw new LostRace()
+    if (journal && deferred !== undefined) q.appendOp.run(meta.id, version - 1, deferred[deferred.length - 1]!.at, JSON.stringify({ kind: 'reminders', items: deferred }))
     if (journal) q.appendOp.run(meta.id, version, now, JSON.stringify(outcome.op))
     else this.writeSnapshot(meta.id, version, session)
     outcome.write?.(now)
@@ -220,7 +291,7 @@ export class SessionEngineStore {
     for (const e of outcome.events ?? []) {
       enqueue(this.handle.sqlite, meta.agent_id, `session.${e.type}`, { session_id: meta.id, ...e.data }, now)
     }
-    this.cache?.set(meta.id, { version, session, clock: entry.clock, pending: journal ? entry.pending + 1 : 0 })
+    this.cache?.set(meta.id, { version, session, clock: entry.clock, pending: journal ? entry.pending + 1 + extra : 0 })
     for (const e of outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
     return outcome.result
   }
@@ -237,9 +308,11 @@ export class SessionEngineStore {
    * journal still holds every op). A failure is dropped for the same reason.
    */
   private evicted(id: string, entry: Entry): void {
-    if (entry.pending === 0) return
+    if (entry.pending === 0 && !entry.deferred?.length) return
+    this.dirty.delete(id)
     try {
       this.tx(() => {
+        this.writeDeferred(id, entry)
         if (this.store.q.versionOf.get(id)?.version === entry.version) this.writeSnapshot(id, entry.version, entry.session)
       })
     } catch {

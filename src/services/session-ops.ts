@@ -32,6 +32,31 @@ export interface OpResults {
 
 export type OpOf<K extends SessionOp['kind']> = Extract<SessionOp, { kind: K }>
 
+/** A reminder built without a write of its own (see SessionEngineStore.remind), at its clock reading. */
+export interface DeferredReminder {
+  at: number
+  turn: number
+  overrides: ReminderOverrides
+}
+
+/** Deferred reminders journaled together in one row, each replayed at its own clock reading. */
+export interface RemindersOp {
+  kind: 'reminders'
+  items: DeferredReminder[]
+}
+
+/** What a journal row holds. */
+export type JournalOp = SessionOp | RemindersOp
+
+/** Replays one journal row recorded at `at` on `s`, whose clock is `clock`. */
+export function replayOp(s: GoalSession, clock: SessionClock, at: number, op: JournalOp): void {
+  if (op.kind === 'reminders') {
+    for (const r of op.items) clock.at(r.at, () => s.reminder(r.turn, r.overrides))
+    return
+  }
+  clock.at(at, () => applyOp(s, op))
+}
+
 export function applyOp<K extends SessionOp['kind']>(s: GoalSession, op: OpOf<K>): OpResults[K]
 export function applyOp(s: GoalSession, op: SessionOp): OpResults[SessionOp['kind']] {
   switch (op.kind) {

@@ -23,11 +23,12 @@ export interface SessionMetaRow {
 /** What a write needs of the row: which session, whether it is active, and its version. */
 export type SessionKey = Pick<SessionMetaRow, 'id' | 'agent_id' | 'status' | 'version'>
 
-/** A write of the meta row on top of `version` (it becomes version + 1). */
+/** A write of the meta row on top of `version` (it becomes `next_version`). */
 export interface MetaWrite {
   id: string
   agent_id: string
   version: number
+  next_version: number
   goal: string
   plan: string
   state: string
@@ -74,6 +75,7 @@ export interface SessionStatements {
   key: Stmt<[string, string], SessionKey>
   writeMeta: Stmt<[MetaWrite]>
   writeState: Stmt<[Omit<MetaWrite, 'goal' | 'plan'>]>
+  bumpVersion: Stmt<[{ id: string; version: number; updated_at: number }]>
   versionOf: Stmt<[string], { version: number }>
   snapshot: Stmt<[string], { version: number; snapshot: string }>
   putSnapshot: Stmt<[string, number, string]>
@@ -100,12 +102,16 @@ function prepareAll(db: Database.Database): SessionStatements {
     key: db.prepare<[string, string], SessionKey>('SELECT id, agent_id, status, version FROM sessions WHERE agent_id = ? AND id = ?'),
     // Optimistic concurrency: the write lands only on the version it was computed from.
     writeMeta: db.prepare<[MetaWrite]>(
-      `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = version + 1, updated_at = @updated_at
+      `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = @next_version, updated_at = @updated_at
        WHERE agent_id = @agent_id AND id = @id AND version = @version`,
     ),
     writeState: db.prepare<[Omit<MetaWrite, 'goal' | 'plan'>]>(
-      `UPDATE sessions SET state = @state, version = version + 1, updated_at = @updated_at
+      `UPDATE sessions SET state = @state, version = @next_version, updated_at = @updated_at
        WHERE agent_id = @agent_id AND id = @id AND version = @version`,
+    ),
+    // Deferred reminders change no column but the version (and when the session last changed).
+    bumpVersion: db.prepare<[{ id: string; version: number; updated_at: number }]>(
+      'UPDATE sessions SET version = version + 1, updated_at = @updated_at WHERE id = @id AND version = @version',
     ),
     versionOf: db.prepare<[string], { version: number }>('SELECT version FROM sessions WHERE id = ?'),
     snapshot: db.prepare<[string], { version: number; snapshot: string }>(

@@ -41,6 +41,11 @@ export interface SessionsDeps {
   llmTimeoutMs?: number
   /** Hydrated sessions kept in memory (default 500); 0 turns the cache off. */
   cacheMax?: number
+  /**
+   * Write a built reminder up to this many ms later instead of before its reply (best-effort
+   * reminder history, see session-engine-store.ts); 0 or absent: written before the reply.
+   */
+  reminderDeferMs?: number
 }
 
 /** Attempts of an LLM-verified step before a lost race becomes a 409. */
@@ -62,6 +67,8 @@ export class SessionsService implements TurnPartsProvider {
       deps.metrics,
       deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs },
       deps.cacheMax,
+      undefined,
+      deps.reminderDeferMs,
     )
   }
 
@@ -232,8 +239,18 @@ export class SessionsService implements TurnPartsProvider {
     return this.engines.apply(agentId, id, { kind: 'tried_approach', text }, (tried_approaches) => ({ result: { tried_approaches } }))
   }
 
-  /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders): a journal row. */
+  /**
+   * Builds a reminder; it is recorded in the session's reminder history (summary.reminders): a
+   * journal row, written before the reply or, with `reminderDeferMs`, within that many ms.
+   */
   reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): Promise<GoalReminder> {
+    if (this.engines.deferMs > 0) {
+      try {
+        return Promise.resolve(this.engines.remind(agentId, id, turn, overrides))
+      } catch (err) {
+        return Promise.reject(err)
+      }
+    }
     return this.engines.apply(agentId, id, { kind: 'reminder', turn, overrides }, (result) => ({ result }))
   }
 
@@ -256,6 +273,11 @@ export class SessionsService implements TurnPartsProvider {
         ...(input.force === undefined ? {} : { force: input.force }),
       }),
     }))
+  }
+
+  /** Writes deferred reminders now (app close, tests). */
+  flushDeferred(): Promise<void> {
+    return this.engines.flushDeferred()
   }
 
   /** The reminders engineer's TurnPartsProvider: the goal reminder and recitation for `POST /v1/turns`. */
