@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { openDb } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { ftsQuery } from '../../src/services/reminder-search.js'
+import { migrationsBefore } from '../db/migrations-before.js'
 import { reminderFixture } from './reminder-fixtures.js'
 
 const WORDS = ['deploy', 'deploying', 'billing', 'api', 'release', 'invoice', 'kubernetes', 'rollout', 'cafe', 'Café']
@@ -37,15 +38,15 @@ describe('reminder_context_fts (context candidates for turn start)', () => {
             }
           }
         }
-        // The reference: the same candidates from the full index with a column filter.
-        const reference = f.handle.sqlite.prepare(`SELECT r.doc_id FROM reminders_fts JOIN reminders r ON r.doc_id = reminders_fts.rowid
-          WHERE reminders_fts MATCH ? AND r.agent_id = ? AND r.trigger_type = 'context' ORDER BY r.doc_id`).pluck()
+        // The reference: the same candidates from the search index (tags + pattern column).
+        const reference = f.handle.sqlite.prepare(`SELECT r.doc_id FROM reminder_search_fts s JOIN reminders r ON r.doc_id = s.rowid
+          WHERE reminder_search_fts MATCH ? AND r.agent_id = ? AND r.trigger_type = 'context' ORDER BY r.doc_id`).pluck()
         const candidates = f.handle.sqlite.prepare(`SELECT r.doc_id FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
           WHERE reminder_context_fts MATCH ? AND r.agent_id = ? ORDER BY r.doc_id`).pluck()
         for (const m of messages) {
           const any = ftsQuery(m, 'OR', 64)!
           for (const agent of ['agt_a', 'agt_b']) {
-            expect(candidates.all(any, agent)).toEqual(reference.all(`{trigger_pattern context_tags} : (${any})`, agent))
+            expect(candidates.all(any, agent)).toEqual(reference.all(`{tags} : (${any})`, agent))
           }
         }
         // Only context reminders are in it.
@@ -59,20 +60,22 @@ describe('reminder_context_fts (context candidates for turn start)', () => {
   })
 
   it('the migration indexes the context reminders that existed before it', () => {
-    const h = openDb(':memory:')
-    runMigrations(h)
-    h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
-    const insert = h.sqlite.prepare(`INSERT INTO reminders (id, doc_id, agent_id, title, trigger_type, trigger_pattern, context_tags, created_at, updated_at)
-      VALUES (?, ?, 'agt_a', 't', ?, ?, ?, 0, 0)`)
-    // Simulate rows written before 0010: drop its index and triggers, write, then replay it.
-    h.sqlite.exec(`DROP TRIGGER reminder_context_fts_ai; DROP TRIGGER reminder_context_fts_ad; DROP TRIGGER reminder_context_fts_au;
-      DROP TABLE reminder_context_fts; DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)`)
-    insert.run('rem_1', 1, 'context', 'release train', '["billing api"]')
-    insert.run('rem_2', 2, 'scheduled', null, '["release"]')
-    runMigrations(h)
-    const match = (q: string) => h.sqlite.prepare('SELECT rowid FROM reminder_context_fts WHERE reminder_context_fts MATCH ?').pluck().all(q)
-    expect(match('release')).toEqual([1])
-    expect(match('billing')).toEqual([1])
-    h.close()
+    const before = migrationsBefore('0010')
+    try {
+      const h = openDb(':memory:')
+      runMigrations(h, before.folder)
+      h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
+      const insert = h.sqlite.prepare(`INSERT INTO reminders (id, doc_id, agent_id, title, trigger_type, trigger_pattern, context_tags, created_at, updated_at)
+        VALUES (?, ?, 'agt_a', 't', ?, ?, ?, 0, 0)`)
+      insert.run('rem_1', 1, 'context', 'release train', '["billing api"]')
+      insert.run('rem_2', 2, 'scheduled', null, '["release"]')
+      runMigrations(h)
+      const match = (q: string) => h.sqlite.prepare('SELECT rowid FROM reminder_context_fts WHERE reminder_context_fts MATCH ?').pluck().all(q)
+      expect(match('release')).toEqual([1])
+      expect(match('billing')).toEqual([1])
+      h.close()
+    } finally {
+      before.dispose()
+    }
   })
 })

@@ -112,10 +112,10 @@ describe('FTS migration', () => {
       again.sqlite.exec('VACUUM')
       const search = new ReminderSearch(new RemindersService(again.sqlite, new SettingsService(again.sqlite, clock), clock).store)
       expect(search.search('agt_a', 'lighthouse').items.map((i) => i.reminder.id)).toEqual([kept.id])
-      expect(again.sqlite.prepare("INSERT INTO reminders_fts(reminders_fts, rank) VALUES ('integrity-check', 1)").run()).toBeDefined()
+      expect(again.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts, rank) VALUES ('integrity-check', 1)").run()).toBeDefined()
       // Deleting the agent cascades to its reminders and through the trigger to the index.
       again.sqlite.prepare("DELETE FROM agents WHERE id = 'agt_a'").run()
-      expect(again.sqlite.prepare("SELECT count(*) AS n FROM reminders_fts WHERE reminders_fts MATCH 'lighthouse'").get()).toEqual({ n: 0 })
+      expect(again.sqlite.prepare("SELECT count(*) AS n FROM reminder_search_fts WHERE reminder_search_fts MATCH 'lighthouse'").get()).toEqual({ n: 0 })
       again.close()
     } finally {
       rmSync(dir, { recursive: true, force: true })
