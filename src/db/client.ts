@@ -13,6 +13,9 @@ export interface DbHandle {
   close(): void
 }
 
+/** SQLite page cache per connection, in KiB. */
+export const CACHE_SIZE_KIB = 32 * 1024
+
 /** Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas DESIGN.md asks for. */
 export function openDb(path: string): DbHandle {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -21,5 +24,8 @@ export function openDb(path: string): DbHandle {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('temp_store = MEMORY')
+  // 32 MB page cache instead of SQLite's 2 MB: the hot session, journal and step-index pages stay
+  // cached under load (measured on bench:http steps: ~375-415 → ~330-340 µs of server CPU per request).
+  sqlite.pragma(`cache_size = -${CACHE_SIZE_KIB}`)
   return { db: drizzle({ client: sqlite, schema }), sqlite, close: () => sqlite.close() }
 }

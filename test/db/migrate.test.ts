@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { openDb } from '../../src/db/client.js'
+import { CACHE_SIZE_KIB, openDb } from '../../src/db/client.js'
 import { MIGRATIONS_FOLDER, migrationsApplied, runMigrations } from '../../src/db/migrate.js'
 
 const dirs: string[] = []
@@ -21,6 +21,7 @@ describe('database', () => {
     expect(migrationsApplied(first)).toBe(true)
     expect(first.sqlite.pragma('journal_mode', { simple: true })).toBe('wal')
     expect(first.sqlite.pragma('foreign_keys', { simple: true })).toBe(1)
+    expect(first.sqlite.pragma('cache_size', { simple: true })).toBe(-CACHE_SIZE_KIB)
     first.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_1', 'a', 1)").run()
     first.close()
 
