@@ -36,8 +36,8 @@ export interface MutationOutcome<T> {
   result: T
   events?: SessionEvent[]
   drift_events?: DriftEvent[]
-  /** Extra rows (the step log) written inside the same transaction. */
-  write?: (now: number) => void
+  /** Extra rows (the step log) written inside the same transaction, at the version the write produces. */
+  write?: (now: number, version: number) => void
   /** The op the mutation applied with `applyOp`, journaled instead of a snapshot; absent: snapshot. */
   op?: SessionOp
 }
@@ -138,14 +138,21 @@ export class SessionEngineStore {
     const read = () => {
       const snap = this.store.q.snapshot.get(meta.id)
       if (snap === undefined) throw notFound('session', meta.id)
-      return { snap, ops: this.store.q.ops.all(meta.id, snap.version) }
+      const json = JSON.parse(snap.snapshot) as GoalSessionJSON
+      const ops = this.store.q.ops.all(meta.id, snap.version)
+      const steps = this.store.q.journalSteps.all(meta.id, json.step_count, snap.version)
+      return { snap, json, ops, steps }
     }
     // One read transaction, so a writer on another connection cannot land between the two reads.
-    const { snap, ops } = this.handle.sqlite.inTransaction ? read() : this.tx(read)
+    const { json, ops, steps } = this.handle.sqlite.inTransaction ? read() : this.tx(read)
     const clock = new SessionClock(this.clock)
-    const session = GoalSession.fromJSON(JSON.parse(snap.snapshot) as GoalSessionJSON, { ...this.engineOptions, clock: clock.clock })
-    for (const row of ops) replayOp(session, clock, row.at, JSON.parse(row.op) as JournalOp)
-    return { version: meta.version, session, clock, pending: ops.length }
+    const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
+    // A step's journal entry is its step row: merge both by version.
+    const entries: Array<{ version: number; at: number; op: JournalOp }> = ops.map((row) => ({ version: row.version, at: row.at, op: JSON.parse(row.op) as JournalOp }))
+    for (const s of steps) entries.push({ version: s.version, at: s.at, op: { kind: 'step', description: s.description, output: s.output } })
+    if (steps.length > 0) entries.sort((a, b) => a.version - b.version)
+    for (const e of entries) replayOp(session, clock, e.at, e.op)
+    return { version: meta.version, session, clock, pending: entries.length }
   }
 
   forget(id: string): void {
@@ -274,9 +281,10 @@ export class SessionEngineStore {
     const res = journal ? q.writeState.run(row) : q.writeMeta.run({ ...row, goal: session.goal, plan: JSON.stringify(session.plan) })
     if (res.changes !== 1) throw new LostRace()
     if (journal && deferred !== undefined) q.appendOp.run(meta.id, version - 1, deferred[deferred.length - 1]!.at, JSON.stringify({ kind: 'reminders', items: deferred }))
-    if (journal) q.appendOp.run(meta.id, version, now, JSON.stringify(outcome.op))
-    else this.writeSnapshot(meta.id, version, session)
-    outcome.write?.(now)
+    // A step's row (outcome.write) is its journal entry; every other op gets a session_ops row.
+    if (journal && outcome.op!.kind !== 'step') q.appendOp.run(meta.id, version, now, JSON.stringify(outcome.op))
+    else if (!journal) this.writeSnapshot(meta.id, version, session)
+    outcome.write?.(now, version)
     for (const e of outcome.drift_events ?? []) {
       q.insertDriftEvent.run({
         session_id: meta.id,

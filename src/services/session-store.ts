@@ -51,6 +51,16 @@ export interface StepRow {
   drift: string
   recommended_action: string
   created_at: number
+  /** The session version the step produced (null on rows older than the column). */
+  version: number | null
+}
+
+/** A step row read back as the journal entry of its step. */
+export interface StepJournalRow {
+  version: number
+  at: number
+  description: string
+  output: string
 }
 
 export interface DriftEventRow {
@@ -87,6 +97,7 @@ export interface SessionStatements {
   listAll: Stmt<[string, string, number], SessionMetaRow>
   listByStatus: Stmt<[string, string, string, number], SessionMetaRow>
   insertStep: Stmt<[StepRow]>
+  journalSteps: Stmt<[string, number, number], StepJournalRow>
   listSteps: Stmt<[string, string, number, number], StepRow>
   insertDriftEvent: Stmt<[Omit<DriftEventRow, 'seq'>]>
   listDriftEvents: Stmt<[string, string, number, number], DriftEventRow>
@@ -138,8 +149,13 @@ function prepareAll(db: Database.Database): SessionStatements {
       `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
     ),
     insertStep: db.prepare<[StepRow]>(
-      `INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at)
-       VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at)`,
+      `INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version)
+       VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version)`,
+    ),
+    // Steps past a snapshot (its step count) on the primary key; older rows' ops are in session_ops.
+    journalSteps: db.prepare<[string, number, number], StepJournalRow>(
+      `SELECT version, created_at AS at, description, output FROM steps
+       WHERE session_id = ? AND step_number > ? AND version > ? ORDER BY step_number`,
     ),
     listSteps: db.prepare<[string, string, number, number], StepRow>(
       `SELECT * FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?`,

@@ -185,7 +185,7 @@ export class SessionsService implements TurnPartsProvider {
       result,
       events,
       drift_events: result.drift.event === null ? [] : [result.drift.event],
-      write: (now) =>
+      write: (now, version) =>
         this.q.insertStep.run({
           session_id: meta.id,
           step_number: result.step_number,
@@ -196,6 +196,7 @@ export class SessionsService implements TurnPartsProvider {
           drift: JSON.stringify(result.drift),
           recommended_action: result.verification.recommended_action,
           created_at: now,
+          version,
         }),
     }
   }

@@ -9,6 +9,7 @@ import { runMigrations } from '../../src/db/migrate.js'
 import { createMetrics } from '../../src/metrics.js'
 import { SessionsService } from '../../src/services/sessions.js'
 import { CRASH_CLOCK, crashScript } from './session-crash-script.js'
+import { journalEntries } from './journal-rows.js'
 
 const CHILD = fileURLToPath(new URL('./session-crash-child.ts', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'gk-session-crash-'))
@@ -34,8 +35,7 @@ it('a session killed (SIGKILL) with journaled ops past its snapshot continues ex
 
   const handle = openDb(file)
   runMigrations(handle)
-  const pending = handle.sqlite.prepare('SELECT count(*) AS n FROM session_ops WHERE session_id = ?').get(id) as { n: number }
-  expect(pending.n).toBeGreaterThan(0)
+  expect(journalEntries(handle.sqlite, id)).toBeGreaterThan(0)
   const resumedSvc = new SessionsService({ handle, clock: CRASH_CLOCK, metrics: createMetrics() })
 
   const straightHandle = openDb(':memory:')

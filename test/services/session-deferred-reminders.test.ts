@@ -6,6 +6,7 @@ import { openDb, type DbHandle } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { createMetrics } from '../../src/metrics.js'
 import { SessionsService } from '../../src/services/sessions.js'
+import { journalEntries } from './journal-rows.js'
 
 const GOAL = 'Build a REST API for user management with authentication'
 const PLAN = ['design user schema', 'implement auth endpoints', 'write tests']
@@ -25,8 +26,7 @@ function setup(opts: { deferMs?: number; cacheMax?: number; manualClock?: boolea
   return { handle, clock, tick, service }
 }
 
-const journalRows = (handle: DbHandle, id: string) =>
-  (handle.sqlite.prepare('SELECT count(*) AS n FROM session_ops WHERE session_id = ?').get(id) as { n: number }).n
+const journalRows = (handle: DbHandle, id: string) => journalEntries(handle.sqlite, id)
 
 /** A new service on a copy of the database: what a restart (or a crash at this instant) would see. */
 function reopened(handle: DbHandle, clock: () => number): SessionsService {

@@ -6,6 +6,7 @@ import { openDb, type DbHandle } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { createMetrics } from '../../src/metrics.js'
 import { SessionsService } from '../../src/services/sessions.js'
+import { journalEntries } from './journal-rows.js'
 
 const GOAL = 'Build a REST API for user management with authentication'
 const PLAN = ['design user schema', 'implement auth endpoints', 'write tests']
@@ -75,8 +76,7 @@ const engineState = (svc: SessionsService, id: string, fresh: boolean) => {
   const meta = svc.engines.meta('agt_1', id)
   return (fresh ? svc.engines.fresh(meta) : svc.engines.hydrate(meta)).toJSON()
 }
-const journalRows = (handle: DbHandle, id: string) =>
-  (handle.sqlite.prepare('SELECT count(*) AS n FROM session_ops WHERE session_id = ?').get(id) as { n: number }).n
+const journalRows = (handle: DbHandle, id: string) => journalEntries(handle.sqlite, id)
 
 describe('session journal', () => {
   it('snapshot + replayed journal equals the in-memory session, and a restarted service continues exactly', async () => {

@@ -47,6 +47,12 @@ export const steps = sqliteTable(
     drift: text('drift').notNull(),
     recommendedAction: text('recommended_action').notNull(),
     createdAt: integer('created_at').notNull(),
+    /**
+     * The session version this step produced. The row is also the step's journal entry: a session
+     * replays the steps numbered past its snapshot's step count (no session_ops row for a step).
+     * Null on rows written before this column, whose ops are in session_ops.
+     */
+    version: integer('version'),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.stepNumber] })],
 )
