@@ -167,4 +167,25 @@ describe('session journal', () => {
     t.handle.close()
     reference.handle.close()
   })
+
+  it('replays step ops journaled before steps carried a version (session_ops rows, null versions)', async () => {
+    const t = setup({ snapshotEvery: 32 })
+    const svc = t.service(10)
+    const id = svc.create('agt_1', { goal: GOAL, plan: PLAN }).id
+    for (const d of ['design the user schema', 'browse reddit', 'implement auth endpoints']) {
+      await svc.step('agt_1', id, { description: d, output: 'ok' })
+      await svc.driftCheck('agt_1', id, 'read the news')
+    }
+    const expected = engineState(svc, id, false)
+    // Rewrite the step rows past the snapshot into the layout of migration 0009: op rows, no version.
+    const db = t.handle.sqlite
+    const rows = db.prepare('SELECT version, created_at, description, output FROM steps WHERE session_id = ? AND version IS NOT NULL').all(id) as Array<{ version: number; created_at: number; description: string; output: string }>
+    expect(rows.length).toBe(3)
+    for (const r of rows) {
+      db.prepare('INSERT INTO session_ops (session_id, version, at, op) VALUES (?, ?, ?, ?)').run(id, r.version, r.created_at, JSON.stringify({ kind: 'step', description: r.description, output: r.output }))
+    }
+    db.prepare('UPDATE steps SET version = NULL WHERE session_id = ?').run(id)
+    expect(engineState(svc, id, true)).toEqual(expected)
+    t.handle.close()
+  })
 })
