@@ -24,7 +24,8 @@ import type { Metrics } from '../metrics.js'
 import { enqueue } from '../webhooks/outbox.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
 import type { ReminderOverrides } from '../engine/session-types.js'
-import { applyOp, replayOp, SessionClock, type DeferredReminder, type JournalOp, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
+import { applyOp, journalOrder, replayOp, SessionClock, type DeferredReminder, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
+import { DeferredReminders, writeDeferred } from './session-deferred-reminders.js'
 import { SessionStore, type SessionKey, type SessionMetaRow } from './session-store.js'
 
 export const SESSION_CACHE_MAX = 500
@@ -68,18 +69,15 @@ export class SessionEngineStore {
   private readonly group: GroupCommit
   /** `tx(fn)` runs fn in a transaction (a savepoint when nested); built once, see group-commit.ts. */
   private readonly tx: Transaction
-  /** How long a reminder may stay unwritten; 0: written (and committed) before its reply. */
-  readonly deferMs: number
-  /** Sessions holding deferred reminders, and the timer that writes them. */
-  private readonly dirty = new Set<string>()
-  private flushTimer: NodeJS.Timeout | undefined
+  /** Sessions holding deferred reminders; `deferMs` 0: reminders are written before their reply. */
+  private readonly deferred: DeferredReminders
 
   constructor(
     handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions,
     cacheMax = SESSION_CACHE_MAX, snapshotEvery = SNAPSHOT_EVERY, deferMs = 0,
   ) {
     this.handle = handle
-    this.deferMs = cacheMax > 0 ? Math.max(0, deferMs) : 0
+    this.deferred = new DeferredReminders(cacheMax > 0 ? deferMs : 0, (ids) => this.writeDeferredOf(ids))
     this.cache = cacheMax > 0
       ? new LRUCache<string, Entry>({ max: cacheMax, dispose: (e, id, reason) => { if (reason === 'evict') this.evicted(id, e) } })
       : undefined
@@ -147,17 +145,18 @@ export class SessionEngineStore {
     const { json, ops, steps } = this.handle.sqlite.inTransaction ? read() : this.tx(read)
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
-    // A step's journal entry is its step row: merge both by version.
-    const entries: Array<{ version: number; at: number; op: JournalOp }> = ops.map((row) => ({ version: row.version, at: row.at, op: JSON.parse(row.op) as JournalOp }))
-    for (const s of steps) entries.push({ version: s.version, at: s.at, op: { kind: 'step', description: s.description, output: s.output } })
-    if (steps.length > 0) entries.sort((a, b) => a.version - b.version)
+    const entries = journalOrder(ops, steps)
     for (const e of entries) replayOp(session, clock, e.at, e.op)
     return { version: meta.version, session, clock, pending: entries.length }
   }
 
   forget(id: string): void {
     this.cache?.delete(id)
-    this.dirty.delete(id)
+    this.deferred.forget(id)
+  }
+
+  get deferMs(): number {
+    return this.deferred.deferMs
   }
 
   /**
@@ -172,38 +171,24 @@ export class SessionEngineStore {
     const at = this.clock()
     const result = entry.clock.at(at, () => entry.session.reminder(turn, overrides))
     ;(entry.deferred ??= []).push({ at, turn, overrides: { ...overrides } })
-    this.dirty.add(id)
-    this.flushTimer ??= setTimeout(() => this.flushDeferred(), this.deferMs).unref()
+    this.deferred.mark(id)
     return result
   }
 
   /** Writes every session's deferred reminders now (the timer, close, tests), group-committed. */
   flushDeferred(): Promise<void> {
-    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer)
-    this.flushTimer = undefined
-    if (this.dirty.size === 0) return Promise.resolve()
-    const ids = [...this.dirty]
-    this.dirty.clear()
+    return this.deferred.flush()
+  }
+
+  private writeDeferredOf(ids: string[]): Promise<void> {
     const work = () => {
       for (const id of ids) {
         const entry = this.cache?.peek(id)
-        if (entry !== undefined) this.writeDeferred(id, entry)
+        if (entry !== undefined) writeDeferred(this.store.q, id, entry)
       }
     }
     // Best-effort by design: a failed batch only loses these reminders' history entries.
     return this.group.run(work, () => ids.forEach((id) => this.forget(id))).catch(() => undefined)
-  }
-
-  /** Journals an entry's deferred reminders as one row on top of its version (if the row is still there). */
-  private writeDeferred(id: string, entry: Entry): void {
-    const items = entry.deferred
-    entry.deferred = undefined
-    if (items === undefined || items.length === 0) return
-    const at = items[items.length - 1]!.at
-    if (this.store.q.bumpVersion.run({ id, version: entry.version, updated_at: at }).changes !== 1) return
-    entry.version += 1
-    entry.pending += 1
-    this.store.q.appendOp.run(id, entry.version, at, JSON.stringify({ kind: 'reminders', items }))
   }
 
   /**
@@ -317,10 +302,10 @@ export class SessionEngineStore {
    */
   private evicted(id: string, entry: Entry): void {
     if (entry.pending === 0 && !entry.deferred?.length) return
-    this.dirty.delete(id)
+    this.deferred.forget(id)
     try {
       this.tx(() => {
-        this.writeDeferred(id, entry)
+        writeDeferred(this.store.q, id, entry)
         if (this.store.q.versionOf.get(id)?.version === entry.version) this.writeSnapshot(id, entry.version, entry.session)
       })
     } catch {

@@ -48,6 +48,17 @@ export interface RemindersOp {
 /** What a journal row holds. */
 export type JournalOp = SessionOp | RemindersOp
 
+/** The journal past a snapshot in version order: session_ops rows, and step rows (a step's row is its entry). */
+export function journalOrder(
+  ops: Array<{ version: number; at: number; op: string }>,
+  steps: Array<{ version: number; at: number; description: string; output: string }>,
+): Array<{ version: number; at: number; op: JournalOp }> {
+  const entries = ops.map((row) => ({ version: row.version, at: row.at, op: JSON.parse(row.op) as JournalOp }))
+  for (const s of steps) entries.push({ version: s.version, at: s.at, op: { kind: 'step', description: s.description, output: s.output } })
+  if (steps.length > 0) entries.sort((a, b) => a.version - b.version)
+  return entries
+}
+
 /** Replays one journal row recorded at `at` on `s`, whose clock is `clock`. */
 export function replayOp(s: GoalSession, clock: SessionClock, at: number, op: JournalOp): void {
   if (op.kind === 'reminders') {
