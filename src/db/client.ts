@@ -24,9 +24,9 @@ export function openDb(path: string): DbHandle {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('temp_store = MEMORY')
-  // 8 MB page cache instead of SQLite's 2 MB: the hot session, journal and step-index pages stay
-  // cached under load (bench:http steps: ~375-415 → ~335 µs of server CPU per request). 32 MB
-  // measured the same within noise and cost ~25 MB more RSS in bench:memory (171 vs 145 MB).
+  // 8 MB page cache instead of SQLite's 2 MB keeps the hot session, journal and step-index pages
+  // cached under load. 32 MB saved a further ~15% of server CPU per step in full bench:http runs
+  // (not in single-scenario ones) but held ~25 MB more RSS in bench:memory (171 vs 145 MB).
   sqlite.pragma(`cache_size = -${CACHE_SIZE_KIB}`)
   return { db: drizzle({ client: sqlite, schema }), sqlite, close: () => sqlite.close() }
 }
