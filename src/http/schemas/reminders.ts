@@ -67,26 +67,17 @@ const mutable = {
   session_id: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
   missed_policy: MissedPolicy,
 }
-export const CreateReminder = Body({
-  title: mutable.title,
-  trigger: mutable.trigger,
+/** Fields both create and patch take as optional; create also requires title and trigger. */
+const optionalMutable = {
   body: Type.Optional(mutable.body),
   priority: Type.Optional(mutable.priority),
   context_tags: Type.Optional(mutable.context_tags),
   quiet_hours_exempt: Type.Optional(mutable.quiet_hours_exempt),
   session_id: Type.Optional(mutable.session_id),
   missed_policy: Type.Optional(mutable.missed_policy),
-})
-export const PatchReminder = Body({
-  title: Type.Optional(mutable.title),
-  trigger: Type.Optional(mutable.trigger),
-  body: Type.Optional(mutable.body),
-  priority: Type.Optional(mutable.priority),
-  context_tags: Type.Optional(mutable.context_tags),
-  quiet_hours_exempt: Type.Optional(mutable.quiet_hours_exempt),
-  session_id: Type.Optional(mutable.session_id),
-  missed_policy: Type.Optional(mutable.missed_policy),
-})
+}
+export const CreateReminder = Body({ title: mutable.title, trigger: mutable.trigger, ...optionalMutable })
+export const PatchReminder = Body({ title: Type.Optional(mutable.title), trigger: Type.Optional(mutable.trigger), ...optionalMutable })
 export type CreateReminderBody = Static<typeof CreateReminder>
 
 export const ListRemindersQuery = Type.Object({
