@@ -13,6 +13,7 @@ import { createServices, type Services } from '../services/index.js'
 import { installAuth } from './auth.js'
 import { installErrorHandlers } from './errors.js'
 import { installIdempotency } from './idempotency.js'
+import { validatorFactory } from './validation.js'
 import { agentRoutes } from './routes/agents.js'
 import { healthRoutes } from './routes/health.js'
 import { sessionGuidanceRoutes } from './routes/session-guidance.js'
@@ -52,14 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
-    ajv: {
-      customOptions: {
-        // Unknown body fields are rejected (Body() sets additionalProperties: false), never silently dropped.
-        removeAdditional: false,
-        coerceTypes: 'array',
-        useDefaults: true,
-      },
-    },
+    // Bodies are validated strictly, query strings / params / headers with coercion (validation.ts).
+    schemaController: { compilersFactory: { buildValidator: validatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // onClose hooks run last-added first: added before anything else, this one runs after the

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type FieldError } from '../errors.js'
 import type { ProblemBody } from './schemas/common.js'
+import { MAX_FIELD_ERRORS } from './validation.js'
 
 const PROBLEM_TYPE = 'application/problem+json'
 
@@ -33,9 +34,9 @@ function problem(request: FastifyRequest, status: number, code: string, detail: 
 
 type AjvIssue = { instancePath: string; message?: string; params: Record<string, unknown> }
 
-/** `body/plan/0`, `querystring/limit`: where the bad value is, plus ajv's message. */
+/** `body/plan/0`, `querystring/limit`: where the bad value is, plus ajv's message; at most MAX_FIELD_ERRORS. */
 function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldError[] {
-  return issues.map((v) => {
+  return issues.slice(0, MAX_FIELD_ERRORS).map((v) => {
     const extra = (v.params.missingProperty ?? v.params.additionalProperty) as string | undefined
     const pointer = `${v.instancePath}${extra ? `/${extra}` : ''}`
     const path = `${context ?? 'request'}${pointer}`
@@ -52,8 +53,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
       return send(reply, problem(request, err.status, err.code, err.message, err.errors))
     }
     if (err.validation) {
-      const errors = fieldErrors(err.validationContext, err.validation as AjvIssue[])
-      const detail = `Invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`
+      const issues = err.validation as AjvIssue[]
+      const errors = fieldErrors(err.validationContext, issues)
+      const more = issues.length > errors.length ? ` (and ${issues.length - errors.length} more)` : ''
+      const detail = `Invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}${more}.`
       return send(reply, problem(request, 400, 'validation_failed', detail, errors))
     }
     const status = err.statusCode ?? 500

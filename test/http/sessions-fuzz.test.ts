@@ -45,3 +45,87 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
   )
   expect(rejected).toBeGreaterThan(100)
 })
+
+/** Valid bodies whose every scalar leaf has a declared type (free-form metadata/content left out). */
+const TYPED: { method: 'POST' | 'PUT' | 'PATCH'; url: string; payload: Record<string, unknown> }[] = [
+  {
+    method: 'POST',
+    url: '/v1/sessions',
+    payload: {
+      goal: 'ship the billing export',
+      plan: ['write the query', 'add the endpoint'],
+      config: {
+        drift_threshold: 0.2, consecutive_limit: 3, history_size: 10, full_cutoff: 3, compact_cutoff: 6, max_pitfalls: 5,
+        max_tried: 5, drift_warning_threshold: 0.3, recitation: { frequency: 3, sources: ['goal', 'plan'], max_tokens: 200 },
+        llm_verify: false,
+      },
+    },
+  },
+  { method: 'PATCH', url: '/v1/sessions/{id}', payload: { status: 'archived' } },
+  { method: 'PUT', url: '/v1/sessions/{id}/goal', payload: { goal: 'another goal' } },
+  { method: 'PUT', url: '/v1/sessions/{id}/plan', payload: { steps: ['a step', 'another step'] } },
+  { method: 'POST', url: '/v1/sessions/{id}/steps', payload: { description: 'design the schema', output: 'done' } },
+  { method: 'POST', url: '/v1/sessions/{id}/drift-checks', payload: { action: 'design the schema', step_number: 3 } },
+  { method: 'POST', url: '/v1/sessions/{id}/pitfalls', payload: { text: 'do not skip tests' } },
+  {
+    method: 'PUT',
+    url: '/v1/sessions/{id}/context',
+    payload: { plan_tasks: [{ description: 'schema', status: 'pending' }], todos: [{ content: 'tests', status: 'completed' }], memories: ['uses postgres'] },
+  },
+  { method: 'POST', url: '/v1/sessions/{id}/recitation', payload: { iteration: 2, messages: [{ role: 'user', content: 'hi' }], context_tokens: 100, force: true } },
+]
+
+type Leaf = { path: (string | number)[]; value: string | number | boolean }
+function leaves(v: unknown, path: (string | number)[] = []): Leaf[] {
+  if (Array.isArray(v)) return v.flatMap((x, i) => leaves(x, [...path, i]))
+  if (v !== null && typeof v === 'object') {
+    return Object.entries(v).flatMap(([k, x]) => (k === 'content' && path.includes('messages') ? [] : leaves(x, [...path, k])))
+  }
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? [{ path, value: v }] : []
+}
+
+function withLeaf(payload: Record<string, unknown>, path: (string | number)[], value: unknown): Record<string, unknown> {
+  const copy = structuredClone(payload)
+  let at: any = copy
+  for (const key of path.slice(0, -1)) at = at[key]
+  at[path.at(-1)!] = value
+  return copy
+}
+
+/** A scalar of another JSON type: what a lax client (or coercion) would have let through. */
+function wrongType(value: string | number | boolean): fc.Arbitrary<unknown> {
+  if (typeof value === 'string') return fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean())
+  if (typeof value === 'number') return fc.oneof(fc.constant(String(value)), fc.boolean(), fc.string({ maxLength: 8 }))
+  return fc.oneof(fc.constant(String(value)), fc.constantFrom(0, 1), fc.string({ maxLength: 8 }))
+}
+
+it('every typed template is accepted as is', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  for (const route of TYPED) {
+    const id = await createSession(t, a)
+    const res = await t.app.inject({ method: route.method, url: route.url.replace('{id}', id), headers: a.headers, payload: route.payload })
+    expect(res.statusCode, `${route.method} ${route.url} → ${res.body}`).toBeLessThan(300)
+  }
+})
+
+it('a wrongly typed scalar anywhere in a body is a 400 and changes no stored data', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const id = await createSession(t, a)
+  for (const d of RUN.slice(0, 3)) await postStep(t, a, id, d)
+  const mutated = fc
+    .constantFrom(...TYPED)
+    .chain((route) => fc.constantFrom(...leaves(route.payload)).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
+  await fc.assert(
+    fc.asyncProperty(mutated, async ({ route, leaf, bad }) => {
+      const before = dumpTables(t)
+      const payload = withLeaf(route.payload, leaf.path, bad)
+      const res = await t.app.inject({ method: route.method, url: route.url.replace('{id}', id), headers: a.headers, payload })
+      expect(res.statusCode, `${route.method} ${route.url} ${JSON.stringify(payload)} → ${res.body}`).toBe(400)
+      expect(res.json().errors).toContainEqual({ path: `body/${leaf.path.join('/')}`, message: expect.any(String) })
+      expect(dumpTables(t)).toEqual(before)
+    }),
+    { numRuns: 300 },
+  )
+})

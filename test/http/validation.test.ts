@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest'
+import { buildTestApp } from '../helpers.js'
+import { createSession, dumpTables, GOAL } from './sessions-fixtures.js'
+
+type Problem = { type: string; status: number; detail: string; errors?: { path: string; message: string }[] }
+
+describe('request bodies are not coerced', () => {
+  it('a number, boolean or null where a string belongs is a 400, and nothing is stored', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const before = dumpTables(t)
+    for (const goal of [5, true, null]) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal } })
+      expect(res.statusCode, `goal ${JSON.stringify(goal)} → ${res.body}`).toBe(400)
+      expect(res.json<Problem>().errors).toEqual([{ path: 'body/goal', message: 'must be string' }])
+    }
+    // An array element is not wrapped or converted either.
+    const plan = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, plan: [1, 'x'] } })
+    expect(plan.statusCode).toBe(400)
+    expect(plan.json<Problem>().errors).toEqual([{ path: 'body/plan/0', message: 'must be string' }])
+    const scalarPlan = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, plan: 'x' } })
+    expect(scalarPlan.statusCode).toBe(400)
+    expect(dumpTables(t)).toEqual(before)
+  })
+
+  it('a string where a number or boolean belongs is a 400, and nothing changes', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const bad = [
+      { goal: GOAL, config: { drift_threshold: '0.5' } },
+      { goal: GOAL, config: { history_size: '10' } },
+      { goal: GOAL, config: { llm_verify: 'true' } },
+      { goal: GOAL, config: { llm_verify: 1 } },
+    ]
+    const before = dumpTables(t)
+    for (const payload of bad) {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload })
+      expect(res.statusCode, `${JSON.stringify(payload)} → ${res.body}`).toBe(400)
+      expect(res.json<Problem>().errors?.[0]?.path).toMatch(/^body\/config\//)
+    }
+    expect(dumpTables(t)).toEqual(before)
+    const id = await createSession(t, a)
+    const mid = dumpTables(t)
+    const turn = await t.app.inject({
+      method: 'POST',
+      url: `/v1/sessions/${id}/recitation`,
+      headers: a.headers,
+      payload: { iteration: '3', messages: [], force: 'true' },
+    })
+    expect(turn.statusCode).toBe(400)
+    expect(turn.json<Problem>().errors?.map((e) => e.path).sort()).toEqual(['body/force', 'body/iteration'])
+    expect(dumpTables(t)).toEqual(mid)
+  })
+
+  it('query strings and path params are still coerced', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    expect((await t.app.inject({ url: '/v1/sessions?limit=10', headers: a.headers })).statusCode).toBe(200)
+    expect((await t.app.inject({ url: `/v1/sessions/${id}/reminder?turn=3`, headers: a.headers })).statusCode).toBe(200)
+    expect((await t.app.inject({ url: `/v1/sessions/${id}/drift/trend?window=5`, headers: a.headers })).statusCode).toBe(200)
+    const bad = await t.app.inject({ url: '/v1/sessions?limit=ten', headers: a.headers })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json<Problem>().errors).toEqual([{ path: 'querystring/limit', message: 'must be integer' }])
+  })
+})
+
+describe('validation errors', () => {
+  it('reports every error of the failing part, not just the first', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: a.headers,
+      payload: { goal: 5, plan: 'x', bogus: 1, config: { drift_threshold: 2 } },
+    })
+    expect(res.statusCode).toBe(400)
+    const body = res.json<Problem>()
+    const paths = body.errors!.map((e) => e.path)
+    expect(paths).toEqual(expect.arrayContaining(['body/goal', 'body/plan', 'body/bogus', 'body/config/drift_threshold']))
+    expect(body.errors).toContainEqual({ path: 'body/bogus', message: 'is not a known field' })
+    for (const p of ['body/goal', 'body/plan', 'body/bogus']) expect(body.detail).toContain(p)
+  })
+
+  it('caps the list at 20 entries for a body with thousands of errors', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const plan = Array.from({ length: 5000 }, (_, i) => i)
+    const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, plan } })
+    expect(res.statusCode).toBe(400)
+    const body = res.json<Problem>()
+    expect(body.errors).toHaveLength(20)
+    expect(body.errors![0]).toEqual({ path: 'body/plan', message: expect.any(String) })
+    expect(body.detail).toMatch(/and \d+ more\)\.$/)
+    expect(res.body.length).toBeLessThan(4000)
+  })
+})
