@@ -11,7 +11,7 @@ import { tooMany } from '../errors.js'
 import { createMetrics, type Metrics } from '../metrics.js'
 import { createServices, type Services } from '../services/index.js'
 import { installAuth } from './auth.js'
-import { installErrorHandlers } from './errors.js'
+import { installErrorHandlers, installNotFoundHandler } from './errors.js'
 import { installIdempotency } from './idempotency.js'
 import { validatorFactory } from './validation.js'
 import { agentRoutes } from './routes/agents.js'
@@ -125,6 +125,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       errorResponseBuilder: (_request, context) =>
         tooMany(`Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),
     })
+    // Unknown paths count whatever their prefix (the allow list only spares the known operations
+    // routes), in their own bucket per caller: on a 404 no auth ran, so that is per IP.
+    installNotFoundHandler(app, app.rateLimit({ allowList: () => false }))
+  } else {
+    installNotFoundHandler(app)
   }
   installIdempotency(app, services.idempotency)
 

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { AppError, type FieldError } from '../errors.js'
 import type { ProblemBody } from './schemas/common.js'
 import { MAX_FIELD_ERRORS } from './validation.js'
@@ -45,7 +45,7 @@ function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldErro
   })
 }
 
-/** One error handler and one 404 handler: every error leaves as RFC 9457 problem+json. */
+/** One error handler (the 404 handler is below): every error leaves as RFC 9457 problem+json. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     if (err instanceof AppError) {
@@ -67,8 +67,14 @@ export function installErrorHandlers(app: FastifyInstance): void {
     request.log.error({ err }, 'request failed')
     return send(reply, problem(request, status >= 500 ? status : 500, 'internal', 'An unexpected error occurred.'))
   })
+}
 
-  app.setNotFoundHandler((request, reply) => {
+/**
+ * The 404 handler. Unknown routes get no route-level hooks, so the rate limiter reaches them only
+ * through `preHandler` (pass none when rate limiting is off).
+ */
+export function installNotFoundHandler(app: FastifyInstance, preHandler?: preHandlerHookHandler): void {
+  app.setNotFoundHandler(preHandler ? { preHandler } : {}, (request, reply) => {
     send(reply, problem(request, 404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`))
   })
 }

@@ -96,3 +96,24 @@ describe('validation errors', () => {
     expect(res.body.length).toBeLessThan(4000)
   })
 })
+
+describe('unknown routes are rate-limited', () => {
+  it('429 with Retry-After once a caller spends the per-minute budget on 404s, any path', async () => {
+    const { app } = await buildTestApp({ env: { GOALKEEPER_RATE_LIMIT_PER_MINUTE: '3' } })
+    const urls = ['/v1/nothing-here', '/wp-login.php', '/.env']
+    for (const url of urls) expect((await app.inject({ url, remoteAddress: '203.0.113.7' })).statusCode).toBe(404)
+    const limited = await app.inject({ url: '/v1/nothing-else', remoteAddress: '203.0.113.7' })
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect(limited.json<Problem>().type).toBe('urn:problem:too_many_requests')
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    // Another address has its own budget, and operations endpoints stay unlimited.
+    expect((await app.inject({ url: '/.env', remoteAddress: '203.0.113.8' })).statusCode).toBe(404)
+    for (let i = 0; i < 5; i++) expect((await app.inject({ url: '/healthz', remoteAddress: '203.0.113.7' })).statusCode).toBe(200)
+  })
+
+  it('404s are never limited when rate limiting is off', async () => {
+    const { app } = await buildTestApp({ env: { GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0' } })
+    for (let i = 0; i < 20; i++) expect((await app.inject({ url: '/v1/nothing-here' })).statusCode).toBe(404)
+  })
+})
