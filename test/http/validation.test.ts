@@ -1,4 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { hasAtMostNodes, MAX_ALL_ERRORS_NODES } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers.js'
 import { createSession, dumpTables, GOAL } from './sessions-fixtures.js'
 
@@ -94,6 +96,29 @@ describe('validation errors', () => {
     expect(body.errors![0]).toEqual({ path: 'body/plan', message: expect.any(String) })
     expect(body.detail).toMatch(/and \d+ more\)\.$/)
     expect(res.body.length).toBeLessThan(4000)
+  })
+
+  it('a body too big to list every error reports its first one', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const plan = Array.from({ length: MAX_ALL_ERRORS_NODES * 5 }, (_, i) => i)
+    const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: 5, plan } })
+    expect(res.statusCode).toBe(400)
+    expect(res.json<Problem>().errors).toHaveLength(1)
+    // A small body still lists every error.
+    const small = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: 5, plan: ['a', 1] } })
+    expect(small.json<Problem>().errors?.map((e) => e.path)).toEqual(['body/goal', 'body/plan/1'])
+  })
+
+  it('hasAtMostNodes agrees with a full count of JSON values', () => {
+    const count = (v: unknown): number =>
+      1 + (Array.isArray(v) ? v.reduce((n: number, x) => n + count(x), 0) : v !== null && typeof v === 'object' ? Object.values(v).reduce((n: number, x) => n + count(x), 0) : 0)
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.nat(60), (v, limit) => {
+        expect(hasAtMostNodes(v, limit)).toBe(count(v) <= limit)
+      }),
+      { numRuns: 500 },
+    )
   })
 })
 
