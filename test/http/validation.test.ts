@@ -1,5 +1,6 @@
+import { Ajv } from 'ajv'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { hasAtMostNodes, MAX_ALL_ERRORS_NODES } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers.js'
 import { createSession, dumpTables, GOAL } from './sessions-fixtures.js'
@@ -64,6 +65,37 @@ describe('request bodies are not coerced', () => {
     const bad = await t.app.inject({ url: '/v1/sessions?limit=ten', headers: a.headers })
     expect(bad.statusCode).toBe(400)
     expect(bad.json<Problem>().errors).toEqual([{ path: 'querystring/limit', message: 'must be integer' }])
+  })
+})
+
+describe('validators', () => {
+  it('are compiled at startup, never while serving (valid or invalid requests)', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    await t.app.ready()
+    const compile = vi.spyOn(Ajv.prototype, 'compile')
+    try {
+      for (const payload of [{ description: 'design the schema' }, { description: 5 }, { nope: true, description: [1, 2] }]) {
+        await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload })
+        await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift-checks`, headers: a.headers, payload: { action: payload.description } })
+      }
+      for (const turn of ['3', 'x']) await t.app.inject({ url: `/v1/sessions/${id}/reminder?turn=${turn}`, headers: a.headers })
+      expect(compile).not.toHaveBeenCalled()
+    } finally {
+      compile.mockRestore()
+    }
+  })
+
+  it('compile the app\'s schemas (the spy above sees ajv)', async () => {
+    const compile = vi.spyOn(Ajv.prototype, 'compile')
+    try {
+      const t = await buildTestApp()
+      await t.app.ready()
+      expect(compile).toHaveBeenCalled()
+    } finally {
+      compile.mockRestore()
+    }
   })
 })
 
