@@ -13,24 +13,19 @@
  *
  * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
  * --no-build (use the dist/ already built), --only steps|drift|reminder (that scenario and its
- * baseline). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
+ * baseline), --wal-checkpoint worker (GOALKEEPER_WAL_CHECKPOINT). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
 import { buildDist, startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
-import { createFixture, flag, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
+import { createFixture, flag, flagValue, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
 
 const duration = flag('duration', 10)
 const connections = flag('connections', 50)
 const fromSource = hasFlag('tsx')
 const warmup = flag('warmup', 2)
 const sessionCount = flag('sessions', 50)
-const only = onlyScenario()
-
-function onlyScenario(): string | undefined {
-  const i = process.argv.indexOf('--only')
-  return i < 0 ? undefined : process.argv[i + 1]
-}
+const only = flagValue('only')
 
 interface Row {
   result: Measured
@@ -62,7 +57,7 @@ async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const baseline = await startBaseline()
-  const goalkeeper = await startGoalkeeper({ fromSource })
+  const goalkeeper = await startGoalkeeper({ fromSource, walCheckpoint: flagValue('wal-checkpoint') })
   try {
     const fixture = await createFixture(goalkeeper, sessionCount)
     const auth = { authorization: `Bearer ${fixture.apiKey}` }

@@ -141,15 +141,21 @@ export async function runLoad(baseUrl: string, scenario: Scenario, opts: LoadOpt
   }
 }
 
-/** Parses `--name value` / `--name=value` flags. */
-export function flag(name: string, fallback: number): number {
+/** The value of a `--name value` / `--name=value` flag, if given. */
+export function flagValue(name: string): string | undefined {
   const args = process.argv.slice(2)
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!
-    if (a === `--${name}` && args[i + 1] !== undefined) return Number(args[i + 1])
-    if (a.startsWith(`--${name}=`)) return Number(a.slice(name.length + 3))
+    if (a === `--${name}` && args[i + 1] !== undefined) return args[i + 1]
+    if (a.startsWith(`--${name}=`)) return a.slice(name.length + 3)
   }
-  return fallback
+  return undefined
+}
+
+/** A numeric flag (see `flagValue`). */
+export function flag(name: string, fallback: number): number {
+  const value = flagValue(name)
+  return value === undefined ? fallback : Number(value)
 }
 
 /** True when `--name` is on the command line. */

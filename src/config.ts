@@ -3,6 +3,9 @@ import { Type, type Static } from 'typebox'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
+/** Who copies the WAL back into the database file: the committing request (SQLite's default) or a worker thread. */
+const WAL_CHECKPOINTS = ['commit', 'worker'] as const
+export type WalCheckpoint = (typeof WAL_CHECKPOINTS)[number]
 
 /**
  * The environment contract (API.md "Operations"). This is the only module that reads
@@ -12,6 +15,7 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
   GOALKEEPER_DB: Type.String({ default: './data/goalkeeper.db', minLength: 1 }),
+  GOALKEEPER_WAL_CHECKPOINT: Type.Unsafe<WalCheckpoint>({ type: 'string', enum: [...WAL_CHECKPOINTS], default: 'commit' }),
   GOALKEEPER_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.Unsafe<LogLevel>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
   GOALKEEPER_WEBHOOK_RETRY_SCHEDULE: Type.String({
@@ -41,6 +45,7 @@ export interface Config {
   host: string
   port: number
   dbPath: string
+  walCheckpoint: WalCheckpoint
   adminToken: string | undefined
   logLevel: LogLevel
   webhook: {
@@ -80,6 +85,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     host: e.HOST,
     port: e.PORT,
     dbPath: e.GOALKEEPER_DB,
+    walCheckpoint: e.GOALKEEPER_WAL_CHECKPOINT,
     adminToken: e.GOALKEEPER_ADMIN_TOKEN,
     logLevel: e.LOG_LEVEL,
     webhook: {

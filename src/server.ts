@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { startCheckpointer } from './db/checkpointer.js'
 import { openDb } from './db/client.js'
 import { runMigrations } from './db/migrate.js'
 import { buildApp, type App } from './http/app.js'
@@ -40,6 +41,14 @@ export async function start(env: Record<string, string | undefined> = process.en
   })
   const ticker = new Ticker({ handle, clock: wallClock, dispatcher, onError })
   app.addHook('onClose', async () => ticker.stop(8_000))
+  if (config.walCheckpoint === 'worker' && config.dbPath !== ':memory:') {
+    const checkpointer = startCheckpointer(handle.sqlite, {
+      onError: (err) => app.log.error({ err }, 'WAL checkpoint worker failed; SQLite checkpoints on commit again'),
+    })
+    // Runs before the connection closes (onClose hooks run last-added first); that close then
+    // checkpoints what is left and removes the WAL file.
+    app.addHook('onClose', () => checkpointer.stop())
+  }
   bootstrapAgent(app, config)
   await app.listen({ host: config.host, port: config.port })
   ticker.start()

@@ -8,6 +8,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 8080,
       dbPath: './data/goalkeeper.db',
+      walCheckpoint: 'commit',
       adminToken: undefined,
       logLevel: 'info',
       rateLimitPerMinute: 6000,

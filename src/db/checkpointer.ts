@@ -1,0 +1,92 @@
+/**
+ * WAL checkpoints on a worker thread. SQLite's automatic checkpoint runs inside whichever COMMIT
+ * pushes the WAL past 1,000 pages: that request copies the pages back into the database file and
+ * waits for its fsync on the event loop, which stops every other request meanwhile. Here the main
+ * connection never checkpoints; a worker with its own connection runs PASSIVE checkpoints on a
+ * timer instead (they never block writers or readers), and the next write transaction restarts
+ * the WAL from its start once all of it is back in the database file.
+ *
+ * If the worker dies, the main connection goes back to SQLite's automatic checkpoints, so the WAL
+ * can never grow without bound.
+ */
+import type Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
+
+/** SQLite's own default, restored if the worker fails. */
+const AUTO_CHECKPOINT_PAGES = 1000
+
+export interface CheckpointerOptions {
+  /** Time between passes; a pass repeats at once while writers keep the WAL ahead of it. */
+  intervalMs?: number
+  /** Module the worker loads the driver from (tests point it elsewhere to make the worker fail). */
+  driver?: string
+  onError?: (err: unknown) => void
+}
+
+export interface Checkpointer {
+  /** Stops the worker after its current pass and closes its connection. */
+  stop(): Promise<void>
+}
+
+// Plain CommonJS so it runs the same from dist/, tsx and vitest (no loader needed in the worker).
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const Database = require(workerData.driver)
+const db = new Database(workerData.path, { timeout: 0 })
+db.pragma('synchronous = NORMAL')
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+let timer
+const pass = () => {
+  // Writers may append while a pass copies; a few quick repeats let it catch up so the WAL restarts.
+  for (let i = 0; i < 4; i++) {
+    const r = checkpoint.get()
+    if (r.busy !== 0 || r.checkpointed >= r.log) break
+  }
+  timer = setTimeout(pass, workerData.intervalMs)
+}
+parentPort.on('message', (m) => {
+  if (m !== 'stop') return
+  clearTimeout(timer)
+  db.close()
+  parentPort.close()
+})
+pass()
+`
+
+/** Moves the checkpoints of `sqlite` (a file database in WAL mode) to a worker thread. */
+export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerOptions = {}): Checkpointer {
+  const driver = opts.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
+  sqlite.pragma('wal_autocheckpoint = 0')
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100 },
+    // It allocates next to nothing; small heaps keep its share of RSS small.
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
+  })
+  worker.unref()
+  let stopping = false
+  let failed = false
+  const fallBack = (err: unknown) => {
+    if (failed) return
+    failed = true
+    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`)
+    opts.onError?.(err)
+  }
+  worker.on('error', fallBack)
+  worker.on('exit', (code) => {
+    if (!stopping && code !== 0) fallBack(new Error(`WAL checkpoint worker exited with code ${code}`))
+  })
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  return {
+    async stop() {
+      if (stopping) return exited
+      stopping = true
+      worker.postMessage('stop')
+      // A pass in progress finishes first; one stuck on I/O is not worth holding shutdown for.
+      const timeout = setTimeout(() => void worker.terminate(), 5_000)
+      await exited
+      clearTimeout(timeout)
+    },
+  }
+}

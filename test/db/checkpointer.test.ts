@@ -1,0 +1,90 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { startCheckpointer, type Checkpointer } from '../../src/db/checkpointer.js'
+import { openDb, type DbHandle } from '../../src/db/client.js'
+
+let dir: string
+let handle: DbHandle
+let checkpointer: Checkpointer | undefined
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gk-ckpt-'))
+  handle = openDb(join(dir, 'test.db'))
+  handle.sqlite.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)')
+})
+
+afterEach(async () => {
+  await checkpointer?.stop()
+  checkpointer = undefined
+  if (handle.sqlite.open) handle.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const dbBytes = () => statSync(join(dir, 'test.db')).size
+const walBytes = () => statSync(join(dir, 'test.db-wal')).size
+const autoCheckpoint = () => handle.sqlite.pragma('wal_autocheckpoint', { simple: true })
+
+/** ~1 MB in 40 transactions by default. */
+function write(rounds = 40): void {
+  const insert = handle.sqlite.prepare('INSERT INTO t (body) VALUES (?)')
+  for (let r = 0; r < rounds; r++) handle.sqlite.transaction(() => { for (let i = 0; i < 25; i++) insert.run('x'.repeat(1000)) })()
+}
+
+async function until(cond: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+describe('WAL checkpointer', () => {
+  it('turns off checkpoints on the main connection', () => {
+    expect(autoCheckpoint()).toBe(1000)
+    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 10 })
+    expect(autoCheckpoint()).toBe(0)
+  })
+
+  it('copies committed pages into the database file from the worker, pass after pass', async () => {
+    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 10 })
+    // The main connection never checkpoints now: only the worker can grow the database file.
+    for (let round = 1; round <= 2; round++) {
+      const before = dbBytes()
+      write()
+      await until(() => dbBytes() > before + 900_000)
+    }
+    expect(handle.sqlite.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 2000 })
+  })
+
+  it('lets the WAL restart, so it stays bounded across many write bursts', async () => {
+    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 5 })
+    for (let burst = 0; burst < 10; burst++) {
+      write(8)
+      await new Promise((r) => setTimeout(r, 40))
+    }
+    // 10 bursts of ~200 KB: without restarts the WAL would hold all ~2 MB of it.
+    expect(walBytes()).toBeLessThan(1_000_000)
+  })
+
+  it('stops cleanly: the last close checkpoints and removes the WAL', async () => {
+    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 10 })
+    write(4)
+    await checkpointer.stop()
+    handle.close()
+    expect(existsSync(join(dir, 'test.db-wal'))).toBe(false)
+    const reopened = openDb(join(dir, 'test.db'))
+    expect(reopened.sqlite.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 100 })
+    reopened.close()
+  })
+
+  it('falls back to automatic checkpoints when the worker fails', async () => {
+    const errors: unknown[] = []
+    checkpointer = startCheckpointer(handle.sqlite, { driver: join(dir, 'no-such-driver.js'), onError: (e) => errors.push(e) })
+    expect(autoCheckpoint()).toBe(0)
+    await until(() => errors.length > 0)
+    expect(autoCheckpoint()).toBe(1000)
+    expect(errors).toHaveLength(1)
+  })
+})
