@@ -51,10 +51,13 @@ export class AgentsService {
 
   private readonly handle: DbHandle
   private readonly clock: Clock
+  /** Told after an agent and its data are deleted (caches of that data let go of it). */
+  private readonly onDelete: ((agentId: string) => void) | undefined
 
-  constructor(handle: DbHandle, clock: Clock) {
+  constructor(handle: DbHandle, clock: Clock, onDelete?: (agentId: string) => void) {
     this.handle = handle
     this.clock = clock
+    this.onDelete = onDelete
   }
 
   create(name: string): CreatedAgent {
@@ -88,6 +91,7 @@ export class AgentsService {
     const res = this.handle.db.delete(agents).where(eq(agents.id, agentId)).run()
     this.#authCache.clear()
     if (res.changes === 0) throw notFound('agent', agentId)
+    this.onDelete?.(agentId)
   }
 
   createKey(agentId: string): CreatedKey {

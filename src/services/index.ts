@@ -36,7 +36,8 @@ export function createServices(deps: ServiceDeps) {
     ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
   })
   return {
-    agents: new AgentsService(deps.handle, deps.clock),
+    // Its sessions go with a deleted agent: drop them from the session cache too.
+    agents: new AgentsService(deps.handle, deps.clock, (agentId) => sessions.engines.forgetAgent(agentId)),
     idempotency: new IdempotencyService(deps.handle, deps.clock),
     sessions,
     settings,

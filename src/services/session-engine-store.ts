@@ -3,9 +3,11 @@
  * meta row with its version check, any step or drift-event rows, the outbox messages of the
  * episode events, and the engine state: a journal row for a journaled op (session-ops.ts), or a
  * full snapshot for any other op and every SNAPSHOT_EVERY ops, so a session is never more than
- * that many ops of replay away. Hydrated sessions are kept in an LRU keyed by id and checked
- * against the row's version, so a restart or another writer can never serve stale engine state;
- * a session evicted with journaled ops is snapshotted then, so a cache miss rarely replays.
+ * that many ops of replay away (the write itself is session-write.ts). Hydrated sessions are kept
+ * in an LRU keyed by id; a cached session answers for its own row (agent, status, version) until
+ * another connection writes to the database (external-writes.ts), and every write still checks
+ * the version, so a restart or another writer can never serve or extend stale engine state. A
+ * session evicted with journaled ops is snapshotted then, so a cache miss rarely replays.
  *
  * Reminders (`remind`) are the one best-effort write: built on the cached session and kept in
  * memory, they are journaled (one row for all of a session's pending ones) with the session's
@@ -17,37 +19,30 @@ import { LRUCache } from 'lru-cache'
 import type { DbHandle } from '../db/client.js'
 import { groupCommitOf, type GroupCommit } from '../db/group-commit.js'
 import type { Clock } from '../engine/clock.js'
-import type { DriftEvent } from '../engine/goal-dna.js'
-import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type SessionEvent } from '../engine/goal-session.js'
-import { conflict, notFound } from '../errors.js'
+import { GoalSession, type GoalSessionJSON, type GoalSessionOptions } from '../engine/goal-session.js'
+import { notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
-import { enqueue } from '../webhooks/outbox.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
 import type { ReminderOverrides } from '../engine/session-types.js'
 import { applyOp, journalOrder, replayOp, SessionClock, type DeferredReminder, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
 import { DeferredReminders, writeDeferred } from './session-deferred-reminders.js'
+import { ExternalWrites } from './external-writes.js'
+import { assertActive, LostRace, raceConflict, writeOutcome, writeSnapshot, type MutationOutcome, type SessionWriter } from './session-write.js'
 import { SessionStore, type SessionKey, type SessionMetaRow } from './session-store.js'
 
 export const SESSION_CACHE_MAX = 500
 /** Journaled ops between two snapshots: bounds the replay of a cache miss. */
 export const SNAPSHOT_EVERY = 32
 
-/** What a mutation hands back to be written with the engine state. */
-export interface MutationOutcome<T> {
-  result: T
-  events?: SessionEvent[]
-  drift_events?: DriftEvent[]
-  /** Extra rows (the step log) written inside the same transaction, at the version the write produces. */
-  write?: (now: number, version: number) => void
-  /** The op the mutation applied with `applyOp`, journaled instead of a snapshot; absent: snapshot. */
-  op?: SessionOp
-}
-
 type Transaction = (<T>(fn: () => T) => T) & { immediate: <T>(fn: () => T) => T }
 
 /** A hydrated session as of `version`, with its clock and the journal rows after its snapshot. */
 interface Entry {
   version: number
+  /** The rest of the session's key, trusted while `keyEpoch` is current (external-writes.ts). */
+  agentId: string
+  status: SessionKey['status']
+  keyEpoch: number
   session: GoalSession
   clock: SessionClock
   pending: number
@@ -59,9 +54,8 @@ export class SessionEngineStore {
   readonly store: SessionStore
   private readonly handle: DbHandle
   private readonly clock: Clock
-  private readonly metrics: Metrics
   private readonly engineOptions: GoalSessionOptions
-  private readonly snapshotEvery: number
+  private readonly writer: SessionWriter
   /** Absent when caching is off (`cacheMax: 0`): every request loads the session. */
   private readonly cache: LRUCache<string, Entry> | undefined
   /** The clock each private copy (`fresh`) runs on, so committing it can cache it whole. */
@@ -71,6 +65,7 @@ export class SessionEngineStore {
   private readonly tx: Transaction
   /** Sessions holding deferred reminders; `deferMs` 0: reminders are written before their reply. */
   private readonly deferred: DeferredReminders
+  private readonly external: ExternalWrites
 
   constructor(
     handle: DbHandle, clock: Clock, metrics: Metrics, engineOptions: GoalSessionOptions,
@@ -82,12 +77,14 @@ export class SessionEngineStore {
       ? new LRUCache<string, Entry>({ max: cacheMax, dispose: (e, id, reason) => { if (reason === 'evict') this.evicted(id, e) } })
       : undefined
     this.store = new SessionStore(handle.sqlite)
+    this.external = new ExternalWrites(handle.sqlite)
     this.group = groupCommitOf(handle.sqlite)
     this.tx = handle.sqlite.transaction((fn: () => unknown) => fn()) as Transaction
     this.clock = clock
-    this.metrics = metrics
     this.engineOptions = { ...engineOptions, clock }
-    this.snapshotEvery = Math.max(1, snapshotEvery)
+    const store = this.store
+    // `q` stays lazy: the service is built before /readyz may find an unmigrated database.
+    this.writer = { get q() { return store.q }, db: handle.sqlite, metrics, snapshotEvery: Math.max(1, snapshotEvery) }
   }
 
   newSession(init: ConstructorParameters<typeof GoalSession>[0]): GoalSession {
@@ -113,9 +110,24 @@ export class SessionEngineStore {
     return this.entry(meta).session
   }
 
+  /** The session's key: from its cached entry while no other connection has written, else its row. */
+  private key(agentId: string, id: string): SessionKey {
+    const hit = this.cache?.peek(id)
+    if (hit !== undefined && hit.agentId === agentId && hit.keyEpoch === this.external.current()) {
+      return { id, agent_id: agentId, status: hit.status, version: hit.version }
+    }
+    const meta = this.store.q.key.get(agentId, id)
+    if (meta === undefined) throw notFound('session', id)
+    return meta
+  }
+
   private entry(meta: SessionKey): Entry {
     const hit = this.cache?.get(meta.id)
-    if (hit !== undefined && hit.version === meta.version) return hit
+    if (hit !== undefined && hit.version === meta.version) {
+      hit.status = meta.status
+      hit.keyEpoch = this.external.current()
+      return hit
+    }
     const entry = this.load(meta)
     this.cache?.set(meta.id, entry)
     return entry
@@ -133,6 +145,7 @@ export class SessionEngineStore {
 
   /** Snapshot plus the journal after it, each op replayed at the clock reading it ran at. */
   private load(meta: SessionKey): Entry {
+    const keyEpoch = this.external.current()
     const read = () => {
       const snap = this.store.q.snapshot.get(meta.id)
       if (snap === undefined) throw notFound('session', meta.id)
@@ -147,12 +160,28 @@ export class SessionEngineStore {
     const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
     const entries = journalOrder(ops, steps)
     for (const e of entries) replayOp(session, clock, e.at, e.op)
-    return { version: meta.version, session, clock, pending: entries.length }
+    return { version: meta.version, agentId: meta.agent_id, status: meta.status, keyEpoch, session, clock, pending: entries.length }
   }
 
   forget(id: string): void {
     this.cache?.delete(id)
     this.deferred.forget(id)
+  }
+
+  /** The row moved from `version` to the next with new attributes only (status, metadata): the engine state still holds. */
+  attrsWritten(id: string, version: number, status: SessionKey['status']): void {
+    const hit = this.cache?.peek(id)
+    if (hit === undefined) return
+    if (hit.version !== version) return this.forget(id)
+    hit.version = version + 1
+    hit.status = status
+    // Inside an open batch the write may still roll back with it.
+    this.group.onRollback(() => this.forget(id))
+  }
+
+  /** Drops every cached session of an agent (the agent was deleted with its sessions). */
+  forgetAgent(agentId: string): void {
+    for (const [id, entry] of this.cache?.entries() ?? []) if (entry.agentId === agentId) this.forget(id)
   }
 
   get deferMs(): number {
@@ -164,8 +193,7 @@ export class SessionEngineStore {
    * memory and journaled later (see the top of this file). Archived sessions are read-only.
    */
   remind(agentId: string, id: string, turn: number, overrides: ReminderOverrides): GoalReminder {
-    const meta = this.store.q.key.get(agentId, id)
-    if (meta === undefined) throw notFound('session', id)
+    const meta = this.key(agentId, id)
     assertActive(meta)
     const entry = this.entry(meta)
     const at = this.clock()
@@ -218,8 +246,7 @@ export class SessionEngineStore {
   }
 
   private mutateIn<T>(agentId: string, id: string, fn: (session: GoalSession, meta: SessionKey) => MutationOutcome<T>): T {
-    const meta = this.store.q.key.get(agentId, id)
-    if (meta === undefined) throw notFound('session', id)
+    const meta = this.key(agentId, id)
     assertActive(meta)
     const entry = this.entry(meta)
     const now = this.clock()
@@ -243,7 +270,8 @@ export class SessionEngineStore {
    * the row is still at `meta.version`; returns undefined when another write won the race.
    */
   async commitIfUnchanged<T>(meta: SessionKey, session: GoalSession, outcome: MutationOutcome<T>): Promise<{ value: T } | undefined> {
-    const entry: Entry = { version: meta.version, session, clock: this.clocks.get(session) ?? new SessionClock(this.clock), pending: 0 }
+    const clock = this.clocks.get(session) ?? new SessionClock(this.clock)
+    const entry: Entry = { version: meta.version, agentId: meta.agent_id, status: meta.status, keyEpoch: this.external.current(), session, clock, pending: 0 }
     try {
       return await this.group.run(() => ({ value: this.persist(meta, entry, { ...outcome, op: undefined }, this.clock()) }), () => this.forget(meta.id))
     } catch (err) {
@@ -253,45 +281,9 @@ export class SessionEngineStore {
   }
 
   private persist<T>(meta: SessionKey, entry: Entry, outcome: MutationOutcome<T>, now: number): T {
-    const { session } = entry
-    const q = this.store.q
-    const deferred = entry.deferred?.length ? entry.deferred : undefined
-    entry.deferred = undefined
-    const extra = deferred === undefined ? 0 : 1
-    const journal = outcome.op !== undefined && entry.pending + 1 + extra < this.snapshotEvery
-    // Journaled: the deferred reminders are a row of their own before this op; a snapshot holds them.
-    const version = meta.version + 1 + (journal ? extra : 0)
-    const row = { id: meta.id, agent_id: meta.agent_id, version: meta.version, next_version: version, state: JSON.stringify(session.state()), updated_at: now }
-    // Journaled ops never change goal or plan, so their write leaves those columns alone.
-    const res = journal ? q.writeState.run(row) : q.writeMeta.run({ ...row, goal: session.goal, plan: JSON.stringify(session.plan) })
-    if (res.changes !== 1) throw new LostRace()
-    if (journal && deferred !== undefined) q.appendOp.run(meta.id, version - 1, deferred[deferred.length - 1]!.at, JSON.stringify({ kind: 'reminders', items: deferred }))
-    // A step's row (outcome.write) is its journal entry; every other op gets a session_ops row.
-    if (journal && outcome.op!.kind !== 'step') q.appendOp.run(meta.id, version, now, JSON.stringify(outcome.op))
-    else if (!journal) this.writeSnapshot(meta.id, version, session)
-    outcome.write?.(now, version)
-    for (const e of outcome.drift_events ?? []) {
-      q.insertDriftEvent.run({
-        session_id: meta.id,
-        agent_id: meta.agent_id,
-        step_number: e.step_number,
-        similarity: e.similarity,
-        action_text: e.action_text,
-        severity: e.severity,
-        created_at: Date.parse(e.timestamp),
-      })
-    }
-    for (const e of outcome.events ?? []) {
-      enqueue(this.handle.sqlite, meta.agent_id, `session.${e.type}`, { session_id: meta.id, ...e.data }, now)
-    }
-    this.cache?.set(meta.id, { version, session, clock: entry.clock, pending: journal ? entry.pending + 1 + extra : 0 })
-    for (const e of outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
+    const { version, pending } = writeOutcome(this.writer, meta, entry, outcome, now)
+    this.cache?.set(meta.id, { ...entry, version, pending })
     return outcome.result
-  }
-
-  private writeSnapshot(id: string, version: number, session: GoalSession): void {
-    this.store.q.putSnapshot.run(id, version, JSON.stringify(session.toJSON()))
-    this.store.q.dropOps.run(id, version)
   }
 
   /**
@@ -306,25 +298,10 @@ export class SessionEngineStore {
     try {
       this.tx(() => {
         writeDeferred(this.store.q, id, entry)
-        if (this.store.q.versionOf.get(id)?.version === entry.version) this.writeSnapshot(id, entry.version, entry.session)
+        if (this.store.q.versionOf.get(id)?.version === entry.version) writeSnapshot(this.store.q, id, entry.version, entry.session)
       })
     } catch {
       // See above: the journal keeps the session whole.
     }
   }
 }
-
-/** The version check failed: another writer committed first. */
-export class LostRace extends Error {
-  constructor() {
-    super('The session changed while this request was computed; retry it.')
-    this.name = 'LostRace'
-  }
-}
-
-export function assertActive(meta: SessionKey): void {
-  if (meta.status === 'archived') throw conflict(`Session ${meta.id} is archived; unarchive it (PATCH status: active) to change it.`)
-}
-
-/** A lost race after the retries the caller allows: 409. */
-export const raceConflict = () => conflict('The session was changed concurrently; retry the request.')

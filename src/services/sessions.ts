@@ -25,7 +25,8 @@ import { badRequest, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
 import type { Page } from './pagination.js'
-import { assertActive, raceConflict, SessionEngineStore, type MutationOutcome } from './session-engine-store.js'
+import { SessionEngineStore } from './session-engine-store.js'
+import { assertActive, raceConflict, type MutationOutcome } from './session-write.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
 import type { OpResults } from './session-ops.js'
 import { intCursor, type SessionKey } from './session-store.js'
@@ -130,6 +131,7 @@ export class SessionsService implements TurnPartsProvider {
       updated_at: now,
     }
     this.q.writeAttrs.run(next)
+    this.engines.attrsWritten(id, meta.version, next.status)
     return toSession({ ...meta, ...next, version: meta.version + 1 })
   }
 

@@ -33,7 +33,7 @@ function setup(opts: { cacheMax?: number; snapshotEvery?: number } = {}) {
   const c = steppingClock()
   const service = (cacheMax = opts.cacheMax) => {
     const svc = new SessionsService({ handle, clock: c.clock, metrics: createMetrics(), ...(cacheMax === undefined ? {} : { cacheMax }) })
-    if (opts.snapshotEvery !== undefined) (svc.engines as unknown as { snapshotEvery: number }).snapshotEvery = opts.snapshotEvery
+    if (opts.snapshotEvery !== undefined) (svc.engines as unknown as { writer: { snapshotEvery: number } }).writer.snapshotEvery = opts.snapshotEvery
     return svc
   }
   return { handle, ...c, service }
