@@ -132,7 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   } else {
     installNotFoundHandler(app)
   }
-  installIdempotency(app, services.idempotency)
+  installIdempotency(app, services.idempotency, group)
 
   await app.register(healthRoutes, { handle: deps.handle, metrics })
   await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })

@@ -1,11 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { GroupCommit } from '../db/group-commit.js'
 import { badRequest, conflict } from '../errors.js'
 import { hashBody, type IdempotencyRequest, type IdempotencyService } from '../services/idempotency.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency: IdempotencyRequest | null
+    idempotency: IdempotencyState | null
   }
+}
+
+/** A keyed request in flight: what identifies it, and its response once stored with its write. */
+export interface IdempotencyState extends IdempotencyRequest {
+  service: IdempotencyService
+  /** The exact body stored by `storeWithWrite`; the handler sends this string. */
+  stored?: string
 }
 
 const HEADER = 'idempotency-key'
@@ -16,15 +24,22 @@ const HEADER = 'idempotency-key'
  * `idempotent-replayed: true`); the same key with anything else is a 409. Failed calls are not
  * stored, so a client may retry them with the same key.
  *
- * The hooks are attached to those routes only (through `onRoute`), so every other request, the
- * hot step and drift routes among them, pays nothing for them.
+ * The hooks are attached to those routes only (through `onRoute`), and a request without the
+ * header returns from the first line of the preHandler, so it pays nothing measurable.
+ *
+ * Durability: a group-committed write (steps, drift checks) resolves only after its batch has
+ * committed, so a record saved in onSend would land in a later transaction, and a crash between
+ * the two would let a retry record the step twice. Those routes store their record inside the
+ * write's own transaction instead (`storeWithWrite`). For the others, onSend saves and, if that
+ * save joined a batch that is still open, waits for it: the global group-commit onSend hook has
+ * already run by then (global hooks run before route ones).
  */
-export function installIdempotency(app: FastifyInstance, service: IdempotencyService): void {
+export function installIdempotency(app: FastifyInstance, service: IdempotencyService, group: GroupCommit): void {
   app.decorateRequest('idempotency', null)
   // Keys whose first request is still running (handlers that await, e.g. a DNS check): a
   // concurrent duplicate gets a 409 instead of running the create twice.
   const inFlight = new Set<string>()
-  const slot = (req: IdempotencyRequest) => `${req.scope}\u0000${req.key}`
+  const slot = (req: IdempotencyState) => `${req.scope}\u0000${req.key}`
 
   // preHandler: after auth (scope) and body validation (hash of the parsed body).
   const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -32,7 +47,8 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
     if (raw === undefined) return
     const key = Array.isArray(raw) ? raw[0] : raw
     if (!key || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters.')
-    const req: IdempotencyRequest = {
+    const req: IdempotencyState = {
+      service,
       scope: request.agentId || 'admin',
       agentId: request.agentId || null,
       key,
@@ -58,8 +74,9 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
   }
   const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const req = request.idempotency
-    if (req && reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
+    if (req && req.stored === undefined && reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
       service.save(req, reply.statusCode, payload)
+      if (group.open) await group.committed()
     }
     return payload
   }
@@ -77,4 +94,28 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
 
 function asArray<T>(hook: T | T[] | undefined): T[] {
   return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]
+}
+
+/**
+ * For a handler whose write is group-committed: a callback to run inside that write's
+ * transaction, which stores the response it will send (serialized by the route's schema for
+ * `status`) with the write, so the record commits or rolls back with it. Undefined without an
+ * `Idempotency-Key`. The handler then sends `sendStored` instead of the value.
+ */
+export function storeWithWrite(request: FastifyRequest, reply: FastifyReply, status: number): ((value: unknown) => void) | undefined {
+  const req = request.idempotency
+  if (req === null) return undefined
+  return (value) => {
+    // The route serializers are fast-json-stringify: always a string.
+    const body = String(reply.code(status).serialize(value))
+    req.service.save(req, status, body)
+    req.stored = body
+  }
+}
+
+/** Sends `value`, or the exact body `storeWithWrite` stored for this request. */
+export function sendStored(request: FastifyRequest, reply: FastifyReply, status: number, value: unknown): FastifyReply {
+  const stored = request.idempotency?.stored
+  reply.code(status)
+  return stored === undefined ? reply.send(value) : reply.type('application/json; charset=utf-8').send(stored)
 }

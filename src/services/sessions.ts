@@ -49,6 +49,9 @@ export interface SessionsDeps {
   reminderDeferMs?: number
 }
 
+/** Called with a mutation's result inside the transaction that writes it. */
+export type WithWrite<T> = (result: T) => void
+
 /** Attempts of an LLM-verified step before a lost race becomes a 409. */
 const STEP_ATTEMPTS = 3
 
@@ -152,12 +155,16 @@ export class SessionsService implements TurnPartsProvider {
     return this.engines.hydrate(this.engines.meta(agentId, id)).summary()
   }
 
-  /** The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside any transaction. */
-  async step(agentId: string, id: string, input: { description: string; output?: string }): Promise<StepResult> {
+  /**
+   * The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside
+   * any transaction. `withWrite` runs inside the transaction that records the step (the HTTP
+   * layer stores the idempotency record there, so it commits or rolls back with the step).
+   */
+  async step(agentId: string, id: string, input: { description: string; output?: string }, withWrite?: WithWrite<StepResult>): Promise<StepResult> {
     const output = input.output ?? ''
     const heuristic = async () => {
       const op = { kind: 'step' as const, description: input.description, output }
-      return this.counted(await this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw)))
+      return this.counted(await this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw, withWrite)))
     }
     // Without an LLM configured there is nothing to look up first: one read, inside the write.
     if (this.llmVerify === undefined) return heuristic()
@@ -168,7 +175,7 @@ export class SessionsService implements TurnPartsProvider {
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
       const copy = this.engines.fresh(current)
       const raw = await copy.stepAsync(input.description, output, this.llmVerify!)
-      const done = await this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw))
+      const done = await this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw, withWrite))
       if (done !== undefined) return this.counted(done.value)
       current = this.engines.meta(agentId, id)
       assertActive(current)
@@ -181,13 +188,13 @@ export class SessionsService implements TurnPartsProvider {
     return result
   }
 
-  private stepOutcome(meta: SessionKey, description: string, output: string, raw: OpResults['step']): MutationOutcome<StepResult> {
+  private stepOutcome(meta: SessionKey, description: string, output: string, raw: OpResults['step'], withWrite?: WithWrite<StepResult>): MutationOutcome<StepResult> {
     const { events, ...result } = raw
     return {
       result,
       events,
       drift_events: result.drift.event === null ? [] : [result.drift.event],
-      write: (now, version) =>
+      write: (now, version) => {
         this.q.insertStep.run({
           session_id: meta.id,
           step_number: result.step_number,
@@ -199,7 +206,9 @@ export class SessionsService implements TurnPartsProvider {
           recommended_action: result.verification.recommended_action,
           created_at: now,
           version,
-        }),
+        })
+        withWrite?.(result)
+      },
     }
   }
 
@@ -210,9 +219,15 @@ export class SessionsService implements TurnPartsProvider {
     return { items, next_cursor: rows.length > limit ? String(items[items.length - 1]!.step_number) : null }
   }
 
-  driftCheck(agentId: string, id: string, action: string, stepNumber?: number): Promise<DriftCheck> {
+  /** `withWrite`: as for `step`, run inside the transaction that records the check. */
+  driftCheck(agentId: string, id: string, action: string, stepNumber?: number, withWrite?: WithWrite<DriftCheck>): Promise<DriftCheck> {
     const op = { kind: 'drift_check' as const, action, ...(stepNumber === undefined ? {} : { step_number: stepNumber }) }
-    return this.engines.apply(agentId, id, op, ({ result, events }) => ({ result, events, drift_events: result.event === null ? [] : [result.event] }))
+    return this.engines.apply(agentId, id, op, ({ result, events }) => ({
+      result,
+      events,
+      drift_events: result.event === null ? [] : [result.event],
+      ...(withWrite === undefined ? {} : { write: () => withWrite(result) }),
+    }))
   }
 
   trend(agentId: string, id: string, window: number): DriftTrend {

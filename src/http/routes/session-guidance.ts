@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { SessionsService } from '../../services/sessions.js'
+import { sendStored, storeWithWrite } from '../idempotency.js'
 import { problemResponses } from '../schemas/common.js'
 import {
   DriftCheck,
@@ -31,6 +32,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.post(
     '/sessions/:id/drift-checks',
     {
+      config: { idempotent: true },
       schema: {
         tags,
         summary: 'Score an action against the goal fingerprint (no LLM); records a drift event below the threshold.',
@@ -39,7 +41,11 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: DriftCheck, ...problemResponses },
       },
     },
-    async (request) => sessions.driftCheck(request.agentId, request.params.id, request.body.action, request.body.step_number),
+    async (request, reply) => {
+      const { action, step_number } = request.body
+      const result = await sessions.driftCheck(request.agentId, request.params.id, action, step_number, storeWithWrite(request, reply, 200))
+      return sendStored(request, reply, 200, result)
+    },
   )
 
   app.get(

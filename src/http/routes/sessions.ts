@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from '../../services/sessions.js'
+import { sendStored, storeWithWrite } from '../idempotency.js'
 import { problemResponses } from '../schemas/common.js'
 import {
   CreateSessionBody,
@@ -117,6 +118,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions/:id/steps',
     {
+      config: { idempotent: true },
       schema: {
         tags,
         summary: 'Verify a step: alignment, drift, loop and stall, and the recommended action.',
@@ -125,7 +127,10 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 201: StepResult, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(await sessions.step(request.agentId, request.params.id, request.body)),
+    async (request, reply) => {
+      const result = await sessions.step(request.agentId, request.params.id, request.body, storeWithWrite(request, reply, 201))
+      return sendStored(request, reply, 201, result)
+    },
   )
 
   app.get(

@@ -1,0 +1,184 @@
+import { describe, expect, it, vi } from 'vitest'
+import { groupCommitOf } from '../../src/db/group-commit.js'
+import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+import { createSession, RUN } from './sessions-fixtures.js'
+
+const count = (t: TestApp, table: string) => (t.handle.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+
+function post(t: TestApp, agent: TestAgent, url: string, payload: object, key?: string) {
+  return t.app.inject({ method: 'POST', url, headers: { ...agent.headers, ...(key === undefined ? {} : { 'idempotency-key': key }) }, payload })
+}
+
+async function summary(t: TestApp, agent: TestAgent, id: string) {
+  return (await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: agent.headers })).json()
+}
+
+describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
+  it('replays the first response byte for byte and records the step once', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const url = `/v1/sessions/${id}/steps`
+    const first = await post(t, a, url, { description: RUN[0]! }, 'step-1')
+    expect(first.statusCode).toBe(201)
+    expect(first.headers['idempotent-replayed']).toBeUndefined()
+    const again = await post(t, a, url, { description: RUN[0]! }, 'step-1')
+    expect(again.statusCode).toBe(201)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.body).toBe(first.body)
+    expect(again.json().step_number).toBe(1)
+    expect(count(t, 'steps')).toBe(1)
+    expect((await summary(t, a, id)).verifications).toBe(1)
+
+    // A different body with the same key is refused, as on the other create routes; nothing moves.
+    const other = await post(t, a, url, { description: RUN[1]! }, 'step-1')
+    expect(other.statusCode).toBe(409)
+    expect(count(t, 'steps')).toBe(1)
+    // A new key is a new step.
+    const next = await post(t, a, url, { description: RUN[1]! }, 'step-2')
+    expect(next.json().step_number).toBe(2)
+    expect((await summary(t, a, id)).verifications).toBe(2)
+  })
+
+  it('keeps keys per agent', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent('a')
+    const b = await t.createAgent('b')
+    const ida = await createSession(t, a)
+    const idb = await createSession(t, b)
+    expect((await post(t, a, `/v1/sessions/${ida}/steps`, { description: RUN[0]! }, 'same')).statusCode).toBe(201)
+    // Same key, other agent, other session: independent, not a conflict.
+    const fromB = await post(t, b, `/v1/sessions/${idb}/steps`, { description: RUN[0]! }, 'same')
+    expect(fromB.statusCode).toBe(201)
+    expect(fromB.headers['idempotent-replayed']).toBeUndefined()
+    expect(fromB.json().step_number).toBe(1)
+    expect(count(t, 'steps')).toBe(2)
+    // Another agent replaying a key against a session it does not own still gets a 404.
+    expect((await post(t, b, `/v1/sessions/${ida}/steps`, { description: RUN[0]! }, 'fresh')).statusCode).toBe(404)
+  })
+
+  it('stores the record in the batch that commits the step, never after it', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const group = groupCommitOf(t.handle.sqlite)
+    // After every batch commit, what a crash right then would leave on disk.
+    const seen: Array<{ steps: number; keys: number }> = []
+    const flush = group.flush.bind(group)
+    group.flush = () => {
+      const wasOpen = group.open
+      flush()
+      if (wasOpen) seen.push({ steps: count(t, 'steps'), keys: count(t, 'idempotency_keys') })
+    }
+    const res = await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! }, 'k')
+    expect(res.statusCode).toBe(201)
+    expect(seen).toContainEqual({ steps: 1, keys: 1 })
+    expect(seen.filter((s) => s.steps > s.keys)).toEqual([])
+  })
+
+  it('records nothing when the batch fails to commit, so a retry with the key runs the step once', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const url = `/v1/sessions/${id}/steps`
+    const db = t.handle.sqlite
+    const exec = db.exec.bind(db)
+    let failNext = true
+    const spy = vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
+      if (sql === 'COMMIT' && failNext) {
+        failNext = false
+        throw new Error('disk I/O error')
+      }
+      return exec(sql)
+    })
+    const failed = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
+    spy.mockRestore()
+    expect(failed.statusCode).toBe(500)
+    expect(count(t, 'steps')).toBe(0)
+    expect(count(t, 'idempotency_keys')).toBe(0)
+    const retried = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
+    expect(retried.statusCode).toBe(201)
+    expect(retried.headers['idempotent-replayed']).toBeUndefined()
+    expect(retried.json().step_number).toBe(1)
+    const replay = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
+    expect(replay.body).toBe(retried.body)
+    expect(count(t, 'steps')).toBe(1)
+  })
+
+  it('rolls the step back when its record cannot be stored', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const spy = vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
+      throw new Error('no space')
+    })
+    const failed = await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! }, 'k')
+    spy.mockRestore()
+    expect(failed.statusCode).toBe(500)
+    expect(count(t, 'steps')).toBe(0)
+    // The cached engine state rolled back too: the next step is step 1.
+    const ok = await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! }, 'k')
+    expect(ok.json().step_number).toBe(1)
+    expect((await summary(t, a, id)).verifications).toBe(1)
+  })
+
+  it('costs nothing without the header: no record is written', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const save = vi.spyOn(t.app.services.idempotency, 'save')
+    const lookup = vi.spyOn(t.app.services.idempotency, 'lookup')
+    expect((await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! })).statusCode).toBe(201)
+    expect((await post(t, a, `/v1/sessions/${id}/drift-checks`, { action: RUN[0]! })).statusCode).toBe(200)
+    expect(save).not.toHaveBeenCalled()
+    expect(lookup).not.toHaveBeenCalled()
+    expect(count(t, 'idempotency_keys')).toBe(0)
+  })
+})
+
+describe('Idempotency-Key on POST /v1/sessions/{id}/drift-checks', () => {
+  it('replays the first 200 and records the check (and its drift event) once', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const url = `/v1/sessions/${id}/drift-checks`
+    const body = { action: 'browse cat pictures on reddit' }
+    const first = await post(t, a, url, body, 'dc-1')
+    expect(first.statusCode).toBe(200)
+    expect(first.json().event).not.toBeNull()
+    const again = await post(t, a, url, body, 'dc-1')
+    expect(again.statusCode).toBe(200)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.body).toBe(first.body)
+    expect(count(t, 'drift_events')).toBe(1)
+    expect((await summary(t, a, id)).dna.total_checks).toBe(1)
+    expect((await post(t, a, url, { action: 'something else' }, 'dc-1')).statusCode).toBe(409)
+    expect((await summary(t, a, id)).dna.total_checks).toBe(1)
+  })
+})
+
+describe('Idempotency-Key records saved in onSend', () => {
+  it('are committed before the reply goes out even when the save joined a later batch', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const group = groupCommitOf(t.handle.sqlite)
+    // A global onSend hook added after the app's group-commit hook: it opens a fresh batch (as a
+    // concurrent request's write would) after that hook has already waited.
+    t.app.addHook('onSend', async () => {
+      void group.run(() => t.handle.sqlite.prepare('SELECT 1').get())
+    })
+    let openWhenSent: boolean | undefined
+    t.app.post('/v1/plain-create', {
+      config: { idempotent: true },
+      // Route hooks run after the idempotency onSend: by then its record must be durable.
+      onSend: async (_request, _reply, payload) => {
+        openWhenSent = group.open
+        return payload
+      },
+    }, async (_request, reply) => reply.code(201).send({ id: 'x' }))
+    const res = await t.app.inject({ method: 'POST', url: '/v1/plain-create', headers: { ...a.headers, 'idempotency-key': 'k' }, payload: { x: 1 } })
+    expect(res.statusCode).toBe(201)
+    expect(openWhenSent).toBe(false)
+    expect(count(t, 'idempotency_keys')).toBe(1)
+  })
+})
