@@ -17,8 +17,9 @@ export interface SessionTurnParts {
 
 /**
  * The reminder's turn number is the iteration when given, else the next step's number. With
- * `messages`, a due recitation is placed in them (and recorded); without, it becomes a part of
- * the merged injection text and is recorded as injected too.
+ * `messages`, a due recitation is placed in them (and recorded). Without, it becomes a part of
+ * the merged injection text, and is recorded as injected only if `input.fit` keeps it: a
+ * recitation the token budget drops was never shown, so it must stay due.
  */
 export function sessionTurnParts(session: GoalSession, input: TurnPartsInput): SessionTurnParts {
   const iteration = input.iteration ?? session.stepsTaken + 1
@@ -27,9 +28,12 @@ export function sessionTurnParts(session: GoalSession, input: TurnPartsInput): S
   if (reminder.text !== '') parts.push({ kind: 'goal_reminder', priority: GOAL_REMINDER_PRIORITY, content: reminder.text })
   if (input.messages !== undefined) {
     const r = session.injectRecitation(iteration, input.messages)
+    input.fit(parts)
     return { parts, messages: r.messages as TurnMessage[] }
   }
-  const r = session.injectRecitation(iteration, [])
-  if (r.recitation !== null) parts.push({ kind: 'recitation', priority: RECITATION_PRIORITY, content: r.recitation.text })
+  // Read-only first; the same state and clock make `injectRecitation` build this very block.
+  const preview = session.recitation(iteration)
+  const at = preview.should_inject && preview.text !== null ? parts.push({ kind: 'recitation', priority: RECITATION_PRIORITY, content: preview.text }) - 1 : -1
+  if (input.fit(parts).has(at)) session.injectRecitation(iteration, [])
   return { parts }
 }

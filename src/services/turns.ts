@@ -34,7 +34,9 @@ export interface TurnPart {
 
 /**
  * Implemented by the sessions service. Throws `notFound('session', id)` for an unknown session
- * or another agent's. May return `messages` with the recitation already placed in them.
+ * or another agent's. May return `messages` with the recitation already placed in them. Calls
+ * `fit` once with the parts it returns, before recording any of them as shown: `fit` answers
+ * with the indexes of those the token budget keeps.
  */
 export interface TurnPartsProvider {
   turnParts(input: {
@@ -43,6 +45,7 @@ export interface TurnPartsProvider {
     iteration: number | undefined
     messages: TurnMessage[] | undefined
     nowMs: number
+    fit: (parts: readonly TurnPart[]) => ReadonlySet<number>
   }): { parts: TurnPart[]; messages?: TurnMessage[] }
 }
 
@@ -98,15 +101,6 @@ export class TurnsService {
     const sqlite: Database.Database = this.reminders.sqlite
     return sqlite.transaction((): TurnResult => {
       const settings = this.reminders.settings.get(agentId)
-      let session: { parts: TurnPart[]; messages?: TurnMessage[] } = { parts: [] }
-      if (input.session_id !== undefined) {
-        // Until sessions exist no session id can be valid for this agent.
-        if (!this.provider) throw notFound('session', input.session_id)
-        session = this.provider.turnParts({
-          agentId, sessionId: input.session_id, iteration: input.iteration, messages: input.messages, nowMs,
-        })
-      }
-
       const byId = new Map<string, ReminderRow>()
       for (const r of this.reminders.store.due(agentId, nowMs, MAX_CANDIDATES)) byId.set(r.id, r)
       for (const r of this.search.contextMatches(agentId, input.user_message, nowMs)) byId.set(r.id, r)
@@ -115,7 +109,24 @@ export class TurnsService {
       const held = quiet ? candidates.filter((r) => r.priority !== 'urgent' && r.quiet_hours_exempt !== 1) : []
       const eligible = quiet ? candidates.filter((r) => !held.includes(r)) : candidates
 
-      const fit = fitToBudget(session.parts, eligible, settings.injection_budget_tokens)
+      // The session's parts are fitted while it builds them, so it records only what goes out.
+      let fitted: { parts: readonly TurnPart[]; fit: Fit } | undefined
+      const fitParts = (parts: readonly TurnPart[]): ReadonlySet<number> => {
+        const fit = fitToBudget(parts, eligible, settings.injection_budget_tokens)
+        fitted = { parts, fit }
+        return new Set(parts.flatMap((_, i) => (fit.accepted.has(`part:${i}`) ? [i] : [])))
+      }
+      let session: { parts: TurnPart[]; messages?: TurnMessage[] } = { parts: [] }
+      if (input.session_id !== undefined) {
+        // Until sessions exist no session id can be valid for this agent.
+        if (!this.provider) throw notFound('session', input.session_id)
+        session = this.provider.turnParts({
+          agentId, sessionId: input.session_id, iteration: input.iteration, messages: input.messages, nowMs, fit: fitParts,
+        })
+      }
+      // No session, or a provider that did not fit exactly the parts it returned: fit them now.
+      if (fitted?.parts !== session.parts) fitParts(session.parts)
+      const fit = fitted!.fit
       const delivered = eligible.filter((r) => fit.accepted.has(`reminder:${r.id}`))
       const reminders = this.reminders.markFired(delivered, nowMs, settings.timezone)
 
@@ -147,6 +158,8 @@ function report(kind: string, priority: number, content: string, accepted: Accep
  * the header and separators are paid from the budget first; if the rendered text still comes
  * out over (tokens merge differently across joins), the allocation is redone with less.
  */
+type Fit = ReturnType<typeof fitToBudget>
+
 function fitToBudget(sessionParts: readonly TurnPart[], rows: readonly ReminderRow[], budget: number) {
   const proposals = [
     ...sessionParts.map((p, i) => ({ name: `part:${i}`, priority: p.priority, content: p.content })),

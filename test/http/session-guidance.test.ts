@@ -137,12 +137,13 @@ it('provides the goal reminder and recitation as turn parts', async () => {
   const a = await t.createAgent()
   const id = await createSession(t, a)
   const sessions = t.app.services.sessions
-  const parts = sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 1, messages: undefined, nowMs: Date.now() })
+  const all = (p: readonly unknown[]) => new Set(p.keys())
+  const parts = sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 1, messages: undefined, nowMs: Date.now(), fit: all })
   expect(parts.parts.map((p) => p.kind)).toEqual(['goal_reminder', 'recitation'])
   expect(parts.parts[0]!.content).toContain(`[GOAL: ${GOAL}]`)
-  const withMessages = sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 6, messages: [{ role: 'user', content: 'go' }], nowMs: Date.now() })
+  const withMessages = sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 6, messages: [{ role: 'user', content: 'go' }], nowMs: Date.now(), fit: all })
   expect(withMessages.messages).toHaveLength(2)
-  expect(() => sessions.turnParts({ agentId: 'agt_other', sessionId: id, iteration: 1, messages: undefined, nowMs: 0 })).toThrow(/No session/)
+  expect(() => sessions.turnParts({ agentId: 'agt_other', sessionId: id, iteration: 1, messages: undefined, nowMs: 0, fit: all })).toThrow(/No session/)
 })
 
 it('POST /v1/turns with a session_id merges the goal reminder and the recitation', async () => {

@@ -1,0 +1,45 @@
+import { expect, it } from 'vitest'
+import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+import { createSession, GOAL, PLAN } from './sessions-fixtures.js'
+
+interface Part { kind: string; included: boolean; token_estimate: number; reason?: string }
+
+async function turn(t: TestApp, a: TestAgent, id: string, iteration: number) {
+  const res = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: a.headers, payload: { user_message: 'continue', session_id: id, iteration } })
+  expect(res.statusCode).toBe(200)
+  return res.json<{ injection: { text: string }; parts: Part[] }>()
+}
+
+const recitationOf = (body: { parts: Part[] }) => body.parts.find((p) => p.kind === 'recitation')
+
+async function budget(t: TestApp, a: TestAgent, tokens: number) {
+  const res = await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: a.headers, payload: { injection_budget_tokens: tokens } })
+  expect(res.statusCode).toBe(200)
+}
+
+it('POST /v1/turns records a recitation only when the token budget lets it through', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const id = await createSession(t, a, { goal: GOAL, plan: PLAN, config: { recitation: { frequency: 3 } } })
+
+  // Room for the goal reminder only: the due recitation is dropped.
+  const first = await turn(t, a, id, 1)
+  const goalTokens = first.parts.find((p) => p.kind === 'goal_reminder')!.token_estimate
+  // Each proposal pays 2 tokens of separator up front (turns.ts fitToBudget).
+  await budget(t, a, goalTokens + 4)
+  const tight = await turn(t, a, id, 4)
+  expect(tight.parts.find((p) => p.kind === 'goal_reminder')?.included).toBe(true)
+  expect(recitationOf(tight)).toMatchObject({ included: false, reason: 'budget' })
+  expect(tight.injection.text).not.toContain('[Current Status')
+
+  // Not recorded: at the next iteration it is still due (iteration 1 was the last one shown).
+  const preview = await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/recitation?iteration=5`, headers: a.headers })
+  expect(preview.json().should_inject).toBe(true)
+  await budget(t, a, 2000)
+  const roomy = await turn(t, a, id, 5)
+  expect(recitationOf(roomy)).toMatchObject({ included: true })
+  expect(roomy.injection.text).toContain('[Current Status - Iteration 5]')
+  // Recorded now: the next one is due only `frequency` iterations later.
+  expect(recitationOf(await turn(t, a, id, 6))).toBeUndefined()
+  expect(recitationOf(await turn(t, a, id, 8))).toMatchObject({ included: true })
+})
