@@ -71,3 +71,20 @@ it('is not asked unless the session turns llm_verify on', async () => {
   expect(seen.length).toBe(before)
   expect(result.verification.reasoning).not.toContain('LLM')
 })
+
+it('replays a keyed LLM-verified step without asking the LLM again, and refuses a concurrent duplicate', async () => {
+  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/fast/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '300' } })
+  const a = await t.createAgent()
+  const id = await createSession(t, a, { goal: GOAL, config: { llm_verify: true } })
+  const send = () => t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'idempotency-key': 'llm-1' }, payload: { description: 'write the schema' } })
+  const calls = seen.length
+  // The first awaits the LLM outside any transaction: the second arrives while it is in flight.
+  const [first, second] = await Promise.all([send(), send()])
+  expect([first.statusCode, second.statusCode].sort()).toEqual([201, 409])
+  const done = first.statusCode === 201 ? first : second
+  const replay = await send()
+  expect(replay.headers['idempotent-replayed']).toBe('true')
+  expect(replay.body).toBe(done.body)
+  expect(seen.length).toBe(calls + 1)
+  expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM steps').get()).toEqual({ n: 1 })
+})
