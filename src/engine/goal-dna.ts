@@ -1,12 +1,22 @@
 /**
  * GoalDNA (seed 003): a fingerprint of the goal that scores every action without an LLM,
- * records drift events, classifies their severity and follows the similarity trend.
+ * records drift events, classifies their severity and follows the similarity trend. The severity
+ * bands live in drift-severity.ts and the trend arithmetic in drift-trend.ts.
  */
 import { isoAt, wallClock, type Clock } from './clock.js'
+import { DEFAULT_DRIFT_THRESHOLDS, SEVERITY_BANDS, severityOf, type DriftSeverity } from './drift-severity.js'
+import { trendOf, type DriftTrend, type TrendDirection } from './drift-trend.js'
 import { createScorer, type GoalScorer, type SimilarityMode } from './goal-scorer.js'
 
-export type DriftSeverity = 'none' | 'low' | 'moderate' | 'high' | 'critical'
-export type TrendDirection = 'improving' | 'worsening' | 'stable'
+// Callers import these from here (and the engine index re-exports this module), so they stay reachable by this path.
+export {
+  DEFAULT_DRIFT_THRESHOLD,
+  DEFAULT_DRIFT_THRESHOLDS,
+  SEVERITY_BANDS,
+  severityOf,
+  type DriftSeverity,
+} from './drift-severity.js'
+export { leastSquaresSlope, TREND_SLOPE_EPSILON, type DriftTrend, type TrendDirection } from './drift-trend.js'
 
 export interface DriftEvent {
   step_number: number
@@ -25,17 +35,6 @@ export interface DriftCheck {
   drifting: boolean
   consecutive_drift_count: number
   event: DriftEvent | null
-}
-
-export interface DriftTrend {
-  direction: TrendDirection
-  average_similarity: number
-  min_similarity: number
-  max_similarity: number
-  consecutive_drifts: number
-  total_drift_events: number
-  /** Least-squares slope of similarity per check; positive = improving. */
-  trend_slope: number
 }
 
 export interface GoalDNASummary {
@@ -82,70 +81,9 @@ export interface GoalDNAJSON {
   drift_events: DriftEvent[]
 }
 
-/** The seed's default, which belongs to the `lexical` mode. */
-export const DEFAULT_DRIFT_THRESHOLD = 0.15
-/**
- * Default threshold per mode. `enhanced` (0.1) is calibrated on the τ-bench airline bench slice
- * (its 1,000 on-task steps, held apart by customer from the held-out slice): the score below
- * which 20% of on-task steps fall (0.1003), rounded down to a multiple of 0.005. A 20% per-check
- * false-alarm rate keeps a false `is_drifting()` (4 drifts in a row) near 0.2%; at it 55% of
- * off-task steps are flagged, where `lexical` at 0.15 flags 87% of on-task steps.
- * `bench/quality.ts` prints both rates. Re-derive it the same way whenever the scorer changes.
- */
-export const DEFAULT_DRIFT_THRESHOLDS: Readonly<Record<SimilarityMode, number>> = { lexical: DEFAULT_DRIFT_THRESHOLD, enhanced: 0.1 }
-/**
- * Severity bands as fractions of the threshold t: ≥ t none, ≥ b0·t low, ≥ b1·t moderate,
- * ≥ b2·t high, else critical. `enhanced` lifts low scores of short texts toward 0.15 (see
- * `liftLowEvidence`), so its scores rarely fall below 0.4·t and the seed's fractions would leave
- * high and critical nearly empty. [0.8, 0.6, 0.4] keeps every band populated on the same
- * τ-bench slice, with off-task / on-task ratios 0.6 (none), 1.8 (low), 5.1 (moderate),
- * 4.7 (high), 4.5 (critical): low is a weak signal, moderate and worse a strong one.
- */
-export const SEVERITY_BANDS: Readonly<Record<SimilarityMode, readonly [number, number, number]>> = {
-  lexical: [0.7, 0.4, 0.2],
-  enhanced: [0.8, 0.6, 0.4],
-}
 export const DEFAULT_CONSECUTIVE_LIMIT = 3
 export const DEFAULT_HISTORY_SIZE = 200
 export const ACTION_TEXT_MAX = 200
-/** Slopes beyond ±0.02 per check count as a direction (seed 003). */
-export const TREND_SLOPE_EPSILON = 0.02
-
-/** Severity of a similarity relative to the threshold t: ≥ t none, ≥ 0.7t low, ≥ 0.4t moderate, ≥ 0.2t high. */
-export function severityOf(
-  similarity: number,
-  threshold: number,
-  bands: readonly [number, number, number] = SEVERITY_BANDS.lexical,
-): DriftSeverity {
-  if (similarity >= threshold) return 'none'
-  if (similarity >= threshold * bands[0]) return 'low'
-  if (similarity >= threshold * bands[1]) return 'moderate'
-  if (similarity >= threshold * bands[2]) return 'high'
-  return 'critical'
-}
-
-/** Ordinary least-squares slope of ys against their index 0..n-1; 0 for fewer than 2 points. */
-export function leastSquaresSlope(ys: readonly number[]): number {
-  const n = ys.length
-  if (n < 2) return 0
-  const meanX = (n - 1) / 2
-  let meanY = 0
-  for (const y of ys) meanY += y
-  meanY /= n
-  let num = 0
-  let den = 0
-  for (let i = 0; i < n; i++) {
-    num += (i - meanX) * (ys[i]! - meanY)
-    den += (i - meanX) * (i - meanX)
-  }
-  return num / den
-}
-
-function directionOf(slope: number): TrendDirection {
-  if (slope > TREND_SLOPE_EPSILON) return 'improving'
-  if (slope < -TREND_SLOPE_EPSILON) return 'worsening'
-  return 'stable'
-}
 
 function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context' | 'keep_events'>>): void {
   if (!(o.drift_threshold >= 0 && o.drift_threshold <= 1)) throw new RangeError('drift_threshold must be in [0, 1]')
@@ -263,19 +201,7 @@ export class GoalDNA {
 
   getTrend(window = 10): DriftTrend {
     if (!Number.isInteger(window) || window < 1) throw new RangeError('window must be a positive integer')
-    const recent = this.history.slice(-Math.min(window, this.historySize))
-    const slope = leastSquaresSlope(recent)
-    let sum = 0
-    for (const s of recent) sum += s
-    return {
-      direction: directionOf(slope),
-      average_similarity: recent.length === 0 ? 0 : sum / recent.length,
-      min_similarity: recent.length === 0 ? 0 : Math.min(...recent),
-      max_similarity: recent.length === 0 ? 0 : Math.max(...recent),
-      consecutive_drifts: this.consecutive,
-      total_drift_events: this.driftEventTotal,
-      trend_slope: slope,
-    }
+    return trendOf(this.history.slice(-Math.min(window, this.historySize)), this.consecutive, this.driftEventTotal)
   }
 
   /** The retained drift events, oldest first (a copy). */
