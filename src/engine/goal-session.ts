@@ -1,7 +1,9 @@
 /**
  * GoalSession: one goal session as a single aggregate — GoalTracker (verdicts), GoalDNA (drift),
  * GoalReminderInjector (reminders), RecitationManager (status blocks) and the recitation context —
- * so the HTTP service loads one object, calls one method and persists one snapshot.
+ * so the HTTP service loads one object, calls one method and persists one snapshot. Its episode
+ * events, recitation state and summary are built in session-events.ts, session-recitation.ts and
+ * session-summary.ts.
  */
 import { wallClock, type Clock } from './clock.js'
 import { GoalDNA, type DriftCheck, type DriftTrend } from './goal-dna.js'
@@ -12,12 +14,13 @@ import {
   calculateOptimalFrequency,
   RecitationManager,
   type ChatMessage,
-  type PlanTask,
   type RecitationBlock,
   type RecitationState,
 } from './recitation.js'
 import { resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
-import { PROGRESS_STALL_TURNS } from './step-alignment.js'
+import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
+import { mergeContext, recitationStateOf } from './session-recitation.js'
+import { sessionSummary } from './session-summary.js'
 import type {
   GoalSessionJSON,
   GoalSessionOptions,
@@ -32,10 +35,6 @@ import type {
 } from './session-types.js'
 
 export type * from './session-types.js'
-
-const DESCRIPTION_IN_EVENT = 200
-
-type StepBefore = Pick<GoalState, 'loop_detected' | 'stall_turns'>
 
 export class GoalSession {
   readonly config: SessionConfig
@@ -126,13 +125,7 @@ export class GoalSession {
     const step_number = ++this.stepCount
     const { result: drift, events } = this.driftCheck(description, step_number)
     const state = this.tracker.getState()
-    if (state.loop_detected && !before.loop_detected) {
-      events.push({ type: 'loop_detected', data: { step_number, loop_count: state.loop_count, description: description.slice(0, DESCRIPTION_IN_EVENT) } })
-    }
-    // Once per stall: when the stall reaches the replan threshold, not on every later turn.
-    if (state.stall_turns === PROGRESS_STALL_TURNS && before.stall_turns < PROGRESS_STALL_TURNS) {
-      events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns } })
-    }
+    pushStepEvents(events, step_number, description, before, state)
     return { step_number, verification, drift, state, events }
   }
 
@@ -140,20 +133,7 @@ export class GoalSession {
   driftCheck(action: string, step_number: number = this.stepCount): WithEvents<DriftCheck> {
     const wasDrifting = this.dna.isDrifting()
     const result = this.dna.check(step_number, action)
-    const events: SessionEvent[] = []
-    if (result.drifting && !wasDrifting) {
-      events.push({
-        type: 'drift_detected',
-        data: {
-          step_number,
-          similarity: result.similarity,
-          severity: result.severity,
-          consecutive_drift_count: result.consecutive_drift_count,
-          action_text: result.event?.action_text ?? action.slice(0, DESCRIPTION_IN_EVENT),
-        },
-      })
-    }
-    return { result, events }
+    return { result, events: driftEvents(wasDrifting, result, step_number, action) }
   }
 
   trend(window = 10): DriftTrend {
@@ -218,7 +198,7 @@ export class GoalSession {
 
   /** Replaces the context fields given; the others are kept. */
   setContext(context: RecitationContext): RecitationContext {
-    this.context = { ...this.context, ...stripUndefined(context) }
+    this.context = mergeContext(this.context, context)
     return this.getContext()
   }
 
@@ -229,27 +209,7 @@ export class GoalSession {
   }
 
   private recitationState(iteration: number, context_tokens?: number): RecitationState {
-    return {
-      iteration,
-      goal: this.goalText,
-      plan_tasks: this.context.plan_tasks ?? this.planTasks(),
-      ...stripUndefined({
-        todos: this.context.todos,
-        memories: this.context.memories,
-        active_files: this.context.active_files,
-        recent_errors: this.context.recent_errors,
-        context_tokens,
-      }),
-    }
-  }
-
-  /** The plan as tasks when the agent has not sent its own: done before the current step, in progress at it. */
-  private planTasks(): PlanTask[] {
-    const current = this.tracker.getState().current_step
-    return this.tracker.getPlan().map((description, i) => ({
-      description,
-      status: i < current ? 'completed' : i === current ? 'in_progress' : 'pending',
-    }))
+    return recitationStateOf(this.goalText, this.context, this.tracker, iteration, context_tokens)
   }
 
   /** Read-only: what an injection at `iteration` would do, without recording it. */
@@ -283,34 +243,7 @@ export class GoalSession {
   }
 
   summary(): SessionSummary {
-    const t = this.tracker.getSummary()
-    const d = this.dna.getSummary()
-    const r = this.injector.getStats()
-    return {
-      goal: this.goalText,
-      progress: t.progress,
-      drift: t.drift,
-      steps_completed: t.steps_completed,
-      steps_planned: t.steps_planned,
-      loops_detected: t.loops_detected,
-      stall_turns: t.stall_turns,
-      elapsed_seconds: t.elapsed_seconds,
-      verifications: t.verifications,
-      avg_alignment: t.avg_alignment,
-      dna: {
-        token_count: d.token_count,
-        total_checks: d.total_checks,
-        drift_events: d.drift_events,
-        trend_direction: d.trend_direction,
-        consecutive_drift_count: d.consecutive_drift_count,
-      },
-      reminders: {
-        total_reminders: r.total_reminders,
-        pitfalls_count: r.pitfalls_count,
-        tried_approaches_count: r.tried_approaches_count,
-        history_size: r.history_size,
-      },
-    }
+    return sessionSummary(this.goalText, this.tracker.getSummary(), this.dna.getSummary(), this.injector.getStats())
   }
 
   /**
@@ -349,8 +282,4 @@ export class GoalSession {
 /** A deep copy of the resolved config (plain data: two levels), without structuredClone's fixed cost. */
 function copyConfig(c: SessionConfig): SessionConfig {
   return { ...c, recitation: { ...c.recitation, sources: [...c.recitation.sources] } }
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }
