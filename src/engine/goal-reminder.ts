@@ -1,9 +1,14 @@
 /**
  * GoalReminderInjector (seed 000): a one-line goal reminder for the next LLM call, compressed
- * as the conversation grows (full → compact → ultra_compact by turn number).
+ * as the conversation grows (full → compact → ultra_compact by turn number). The clipped text
+ * pieces and their token caps live in reminder-pieces.ts.
  */
 import { type Clock, isoAt, wallClock } from './clock.js'
-import { cachedClip, cachedTokenCount, oneLine } from './token-fit.js'
+import { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP, intOr0, newest, percent, piece } from './reminder-pieces.js'
+import { cachedTokenCount, oneLine } from './token-fit.js'
+
+// Callers and tests import the caps from here (and the engine index re-exports this module).
+export { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP } from './reminder-pieces.js'
 
 export type ReminderMode = 'full' | 'compact' | 'ultra_compact'
 
@@ -82,54 +87,6 @@ export const REMINDER_DEFAULTS: ResolvedReminderOptions = {
 /** Reminder history kept (notes §0.3: the original bounds it at 50). */
 export const REMINDER_HISTORY_LIMIT = 50
 
-/**
- * Token caps for user-provided pieces, so reminders stay near the seed's budgets (full ~80–120,
- * compact ~40–60, ultra ~20–30 tokens). The fixed brackets cost at most 22 tokens in ultra
- * (goal, progress, drift: worst case 30 in all), 40 in compact (typical goal + progress + drift
- * ~45, worst case with sub-goal and pitfall 76) and 47 in full, where the pitfalls and tried
- * approaches (up to max_pitfalls / max_tried of 16 tokens each) come on top. A clipped piece
- * ends with "...".
- */
-export const GOAL_TOKEN_CAP: Readonly<Record<ReminderMode, number>> = {
-  full: 40,
-  compact: 16,
-  ultra_compact: 8,
-}
-/** Cap for one pitfall / tried approach / summary / sub-goal in full mode. */
-export const FULL_ITEM_TOKEN_CAP = 16
-/** Cap for the sub-goal and the most recent pitfall in compact mode. */
-export const COMPACT_ITEM_TOKEN_CAP = 10
-
-const ELLIPSIS = '...'
-
-/** One line, and brackets swapped for parentheses so an item cannot open or close a bracket. */
-function clean(text: string): string {
-  return oneLine(text).replace(/\[/g, '(').replace(/\]/g, ')')
-}
-
-/** Clipped pieces by cap, then by raw text: nested maps avoid building a key string per call. */
-const pieces = new Map<number, Map<string, string>>()
-const PIECE_LIMIT = 1024
-
-function piece(text: string, cap: number): string {
-  let byText = pieces.get(cap)
-  if (byText === undefined) pieces.set(cap, (byText = new Map()))
-  let out = byText.get(text)
-  if (out === undefined) {
-    out = cachedClip(clean(text), cap, ELLIPSIS)
-    if (byText.size >= PIECE_LIMIT) byText.clear()
-    byText.set(text, out)
-  }
-  return out
-}
-
-function percent(pct: number): number {
-  return Number.isFinite(pct) ? Math.round(Math.min(1, Math.max(0, pct)) * 100) : 0
-}
-
-function intOr0(n: number): number {
-  return Number.isFinite(n) ? Math.trunc(n) : 0
-}
 
 /** Adds `item` unless present; over 2× max keeps the newest max (seed: auto-pruned at 2x). */
 function remember(list: string[], item: string, max: number): void {
@@ -299,11 +256,6 @@ export class GoalReminderInjector {
     injector.history = json.history.slice(-REMINDER_HISTORY_LIMIT).map((r) => (injector.historyText ? { ...r } : { ...r, text: '' }))
     return injector
   }
-}
-
-/** The newest `max` items, oldest first. */
-function newest(list: readonly string[], max: number): string[] {
-  return max <= 0 ? [] : list.slice(-max)
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
