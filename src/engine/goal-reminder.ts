@@ -153,7 +153,15 @@ export class GoalReminderInjector {
     return 'ultra_compact'
   }
 
+  /** Builds and records a reminder (history, total). */
   buildReminder(input: BuildReminderInput = {}): GoalReminder {
+    const reminder = this.composeReminder(input)
+    if (reminder.text !== '') this.recordReminder(reminder)
+    return reminder
+  }
+
+  /** Read-only: the reminder `buildReminder` would build now, not recorded. */
+  composeReminder(input: BuildReminderInput = {}): GoalReminder {
     const { progress, drift_score = 0, turn_number = 0, is_drift_active = false } = input
     const mode = this.getMode(turn_number)
     const timestamp = isoAt(this.clock())
@@ -177,10 +185,14 @@ export class GoalReminderInjector {
       includes_drift_warning: warn,
       timestamp,
     }
+    return reminder
+  }
+
+  /** Records a composed reminder as shown (a turn whose token budget dropped it does not). */
+  recordReminder(reminder: GoalReminder): void {
     this._total++
     this.history.push(this.historyText ? reminder : { ...reminder, text: '' })
     if (this.history.length > REMINDER_HISTORY_LIMIT) this.history.shift()
-    return reminder
   }
 
   private segments(mode: ReminderMode, progress: GoalProgress | undefined, drift: string | null): string[] {

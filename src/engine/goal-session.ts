@@ -179,10 +179,22 @@ export class GoalSession {
 
   /** Builds (and records) a goal reminder; progress and drift default to the live state. */
   reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
+    const reminder = this.reminderPreview(turn, overrides)
+    if (reminder.text !== '') this.injector.recordReminder(reminder)
+    return reminder
+  }
+
+  /** Records a reminder built by `reminderPreview` as shown. */
+  recordReminder(reminder: GoalReminder): void {
+    this.injector.recordReminder(reminder)
+  }
+
+  /** Read-only: the reminder `reminder` would build now, not recorded. */
+  reminderPreview(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
     const s = this.tracker.getState()
     const plan = this.tracker.getPlan()
     const subGoal = overrides.current_sub_goal ?? plan[s.current_step]
-    return this.injector.buildReminder({
+    return this.injector.composeReminder({
       turn_number: turn,
       drift_score: overrides.drift_score ?? s.drift_score,
       is_drift_active: overrides.is_drift_active ?? this.dna.isDrifting(),

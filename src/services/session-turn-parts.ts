@@ -18,22 +18,24 @@ export interface SessionTurnParts {
 /**
  * The reminder's turn number is the iteration when given, else the next step's number. With
  * `messages`, a due recitation is placed in them (and recorded). Without, it becomes a part of
- * the merged injection text, and is recorded as injected only if `input.fit` keeps it: a
- * recitation the token budget drops was never shown, so it must stay due.
+ * the merged injection text. Either way a part is recorded as shown only if `input.fit` keeps it:
+ * a reminder or recitation the token budget drops was never shown (a dropped recitation stays due).
  */
 export function sessionTurnParts(session: GoalSession, input: TurnPartsInput): SessionTurnParts {
   const iteration = input.iteration ?? session.stepsTaken + 1
   const parts: TurnPart[] = []
-  const reminder = session.reminder(iteration)
-  if (reminder.text !== '') parts.push({ kind: 'goal_reminder', priority: GOAL_REMINDER_PRIORITY, content: reminder.text })
+  // Read-only first; the same state and clock make the recorded versions these very texts.
+  const reminder = session.reminderPreview(iteration)
+  const reminderAt = reminder.text !== '' ? parts.push({ kind: 'goal_reminder', priority: GOAL_REMINDER_PRIORITY, content: reminder.text }) - 1 : -1
   if (input.messages !== undefined) {
     const r = session.injectRecitation(iteration, input.messages)
-    input.fit(parts)
+    if (input.fit(parts).has(reminderAt)) session.recordReminder(reminder)
     return { parts, messages: r.messages as TurnMessage[] }
   }
-  // Read-only first; the same state and clock make `injectRecitation` build this very block.
   const preview = session.recitation(iteration)
-  const at = preview.should_inject && preview.text !== null ? parts.push({ kind: 'recitation', priority: RECITATION_PRIORITY, content: preview.text }) - 1 : -1
-  if (input.fit(parts).has(at)) session.injectRecitation(iteration, [])
+  const recitationAt = preview.should_inject && preview.text !== null ? parts.push({ kind: 'recitation', priority: RECITATION_PRIORITY, content: preview.text }) - 1 : -1
+  const kept = input.fit(parts)
+  if (kept.has(reminderAt)) session.recordReminder(reminder)
+  if (kept.has(recitationAt)) session.injectRecitation(iteration, [])
   return { parts }
 }

@@ -293,3 +293,21 @@ describe('reminder history without text (history_text: false)', () => {
     expect(back.toJSON().history).toEqual([{ ...seeded.getHistory()[0], text: '' }])
   })
 })
+
+describe('composeReminder / recordReminder', () => {
+  it('composes without recording; buildReminder is the two together', () => {
+    const make = () => {
+      const x = new GoalReminderInjector({ clock: fixed })
+      x.setGoal(GOAL)
+      return x
+    }
+    const [a, b, untouched] = [make(), make(), make()]
+    const input = { turn_number: 3, progress: { current_step: 1, total_steps: 4, progress_pct: 0.25 } }
+    const composed = a.composeReminder(input)
+    expect(a.toJSON()).toEqual(untouched.toJSON())
+    a.recordReminder(composed)
+    expect(b.buildReminder(input)).toEqual(composed)
+    expect(a.toJSON()).toEqual(b.toJSON())
+    expect(a.totalReminders).toBe(1)
+  })
+})

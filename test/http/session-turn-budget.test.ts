@@ -43,3 +43,24 @@ it('POST /v1/turns records a recitation only when the token budget lets it throu
   expect(recitationOf(await turn(t, a, id, 6))).toBeUndefined()
   expect(recitationOf(await turn(t, a, id, 8))).toMatchObject({ included: true })
 })
+
+it('POST /v1/turns counts the goal reminder as shown only when the token budget lets it through', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const id = await createSession(t, a, { goal: GOAL, plan: PLAN })
+  const shown = async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: a.headers })
+    return res.json<{ reminders: { total_reminders: number; history_size: number } }>().reminders
+  }
+
+  await budget(t, a, 0)
+  const dropped = await turn(t, a, id, 1)
+  expect(dropped.parts.find((p) => p.kind === 'goal_reminder')).toMatchObject({ included: false, reason: 'budget' })
+  expect(await shown()).toMatchObject({ total_reminders: 0, history_size: 0 })
+
+  await budget(t, a, 2000)
+  const kept = await turn(t, a, id, 2)
+  expect(kept.parts.find((p) => p.kind === 'goal_reminder')).toMatchObject({ included: true })
+  expect(kept.injection.text).toContain('[GOAL:')
+  expect(await shown()).toMatchObject({ total_reminders: 1, history_size: 1 })
+})
