@@ -30,9 +30,10 @@ const HEADER = 'idempotency-key'
  * Durability: a group-committed write (steps, drift checks) resolves only after its batch has
  * committed, so a record saved in onSend would land in a later transaction, and a crash between
  * the two would let a retry record the step twice. Those routes store their record inside the
- * write's own transaction instead (`storeWithWrite`). For the others, onSend saves and, if that
- * save joined a batch that is still open, waits for it: the global group-commit onSend hook has
- * already run by then (global hooks run before route ones).
+ * write's own transaction instead (`storeWithWrite`); synchronous creates run with their record in
+ * one transaction (`sendCreated`). For the rest (a create that awaits, like a webhook's DNS
+ * check), onSend saves and, if that save joined a batch that is still open, waits for it: the
+ * global group-commit onSend hook has already run by then (global hooks run before route ones).
  */
 export function installIdempotency(app: FastifyInstance, service: IdempotencyService, group: GroupCommit): void {
   app.decorateRequest('idempotency', null)
@@ -118,4 +119,20 @@ export function sendStored(request: FastifyRequest, reply: FastifyReply, status:
   const stored = request.idempotency?.stored
   reply.code(status)
   return stored === undefined ? reply.send(value) : reply.type('application/json; charset=utf-8').send(stored)
+}
+
+/**
+ * Runs a synchronous create and, with an `Idempotency-Key`, stores its response in the same
+ * transaction, so a crash can never leave the one without the other; sends the result.
+ */
+export function sendCreated<T>(request: FastifyRequest, reply: FastifyReply, status: number, create: () => T): FastifyReply {
+  const store = storeWithWrite(request, reply, status)
+  const value = store === undefined
+    ? create()
+    : request.idempotency!.service.transaction(() => {
+        const created = create()
+        store(created)
+        return created
+      })
+  return sendStored(request, reply, status, value)
 }

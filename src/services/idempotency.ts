@@ -49,6 +49,11 @@ export class IdempotencyService {
     this.clock = clock
   }
 
+  /** Runs `fn` in one transaction (a savepoint inside an open one): a create and its record commit together. */
+  transaction<T>(fn: () => T): T {
+    return this.handle.sqlite.transaction(fn)()
+  }
+
   lookup(req: IdempotencyRequest): IdempotencyLookup {
     const row = this.handle.db
       .select()

@@ -182,3 +182,27 @@ describe('Idempotency-Key records saved in onSend', () => {
     expect(count(t, 'idempotency_keys')).toBe(1)
   })
 })
+
+describe('Idempotency-Key on synchronous creates', () => {
+  it.each([
+    ['/v1/sessions', { goal: 'Ship the billing export with tests' }, 'sessions'],
+    ['/v1/reminders', { title: 'Stand-up', trigger: { type: 'scheduled', at: '2030-01-01T09:00:00Z' } }, 'reminders'],
+  ])('POST %s stores its record in the create’s own transaction', async (url, body, table) => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const spy = vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
+      throw new Error('no space')
+    })
+    const failed = await post(t, a, url, body, 'create-1')
+    spy.mockRestore()
+    expect(failed.statusCode).toBe(500)
+    // Nothing was created without its record, so the retry creates exactly once.
+    expect(count(t, table)).toBe(0)
+    const first = await post(t, a, url, body, 'create-1')
+    expect(first.statusCode).toBe(201)
+    const again = await post(t, a, url, body, 'create-1')
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.body).toBe(first.body)
+    expect(count(t, table)).toBe(1)
+  })
+})

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { sendCreated } from '../idempotency.js'
 import type { AgentsService } from '../../services/agents.js'
 import { Body, Id, ListOf, PaginationQuery, problemResponses, Timestamp } from '../schemas/common.js'
 
@@ -34,7 +35,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         response: { 201: CreatedAgent, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(agents.create(request.body.name)),
+    async (request, reply) => sendCreated(request, reply, 201, () => agents.create(request.body.name)),
   )
 
   app.get(
@@ -80,7 +81,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         response: { 201: CreatedKey, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(agents.createKey(request.params.agent_id)),
+    async (request, reply) => sendCreated(request, reply, 201, () => agents.createKey(request.params.agent_id)),
   )
 
   app.delete(

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { sendCreated } from '../idempotency.js'
 import { parseIsoInstant } from '../../scheduler/occurrences.js'
 import type { ReminderSearch } from '../../services/reminder-search.js'
 import type { RemindersService } from '../../services/reminders.js'
@@ -31,7 +32,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       config: { idempotent: true },
       schema: { tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
     },
-    async (request, reply) => reply.code(201).send(reminders.create(request.agentId, request.body)),
+    async (request, reply) => sendCreated(request, reply, 201, () => reminders.create(request.agentId, request.body)),
   )
 
   app.get(

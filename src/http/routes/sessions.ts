@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from '../../services/sessions.js'
-import { sendStored, storeWithWrite } from '../idempotency.js'
+import { sendCreated, sendStored, storeWithWrite } from '../idempotency.js'
 import { problemResponses } from '../schemas/common.js'
 import {
   CreateSessionBody,
@@ -34,7 +34,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 201: Session, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(sessions.create(request.agentId, request.body)),
+    async (request, reply) => sendCreated(request, reply, 201, () => sessions.create(request.agentId, request.body)),
   )
 
   app.get(
