@@ -30,10 +30,11 @@ const HEADER = 'idempotency-key'
  * Durability: a group-committed write (steps, drift checks) resolves only after its batch has
  * committed, so a record saved in onSend would land in a later transaction, and a crash between
  * the two would let a retry record the step twice. Those routes store their record inside the
- * write's own transaction instead (`storeWithWrite`); synchronous creates run with their record in
- * one transaction (`sendCreated`). For the rest (a create that awaits, like a webhook's DNS
- * check), onSend saves and, if that save joined a batch that is still open, waits for it: the
- * global group-commit onSend hook has already run by then (global hooks run before route ones).
+ * write's own transaction instead (`storeWithWrite`, which a webhook's create also takes after its
+ * DNS check); synchronous creates run with their record in one transaction (`sendCreated`). For
+ * any other idempotent route, onSend saves and, if that save joined a batch that is still open,
+ * waits for it: the global group-commit onSend hook has already run by then (global hooks run
+ * before route ones).
  */
 export function installIdempotency(app: FastifyInstance, service: IdempotencyService, group: GroupCommit): void {
   app.decorateRequest('idempotency', null)

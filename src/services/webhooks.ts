@@ -85,28 +85,37 @@ export class WebhooksService {
     return r
   }
 
+  /**
+   * Checks the URL (DNS included), then inserts. `onCreated` runs in the insert's transaction, so
+   * whatever it writes (an idempotency record) commits or rolls back with the webhook.
+   */
   async create(
     agentId: string,
     input: { url: string; event_types?: EventType[] | undefined; description?: string | undefined },
+    onCreated?: (created: WebhookView & { secret: string }) => void,
   ): Promise<WebhookView & { secret: string }> {
     await assertWebhookUrl(input.url, this.settings.allowPrivateUrls)
     const now = this.clock()
     const secret = generateSecret()
-    const r = this.handle.db
-      .insert(webhooks)
-      .values({
-        id: newId('whk', now),
-        agentId,
-        url: input.url,
-        eventTypes: JSON.stringify([...new Set(input.event_types ?? [])]),
-        description: input.description ?? null,
-        secret,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-      .get()
-    return { ...view(r), secret }
+    return this.handle.sqlite.transaction(() => {
+      const r = this.handle.db
+        .insert(webhooks)
+        .values({
+          id: newId('whk', now),
+          agentId,
+          url: input.url,
+          eventTypes: JSON.stringify([...new Set(input.event_types ?? [])]),
+          description: input.description ?? null,
+          secret,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+        .get()
+      const created = { ...view(r), secret }
+      onCreated?.(created)
+      return created
+    })()
   }
 
   list(agentId: string, opts: { limit: number; cursor?: string | undefined }): ListPage<WebhookView> {

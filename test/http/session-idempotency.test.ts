@@ -183,12 +183,14 @@ describe('Idempotency-Key records saved in onSend', () => {
   })
 })
 
-describe('Idempotency-Key on synchronous creates', () => {
+describe('Idempotency-Key on creates', () => {
   it.each([
     ['/v1/sessions', { goal: 'Ship the billing export with tests' }, 'sessions'],
     ['/v1/reminders', { title: 'Stand-up', trigger: { type: 'scheduled', at: '2030-01-01T09:00:00Z' } }, 'reminders'],
+    // An IP literal needs no DNS; loopback is allowed for this app. Nothing is delivered.
+    ['/v1/webhooks', { url: 'http://127.0.0.1:9/hook' }, 'webhooks'],
   ])('POST %s stores its record in the create’s own transaction', async (url, body, table) => {
-    const t = await buildTestApp()
+    const t = await buildTestApp({ env: { GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } })
     const a = await t.createAgent()
     const spy = vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
       throw new Error('no space')

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { WebhooksService } from '../../services/webhooks.js'
+import { sendStored, storeWithWrite } from '../idempotency.js'
 import { Body, Id, ListOf, PaginationQuery, problemResponses, Timestamp } from '../schemas/common.js'
 
 const EventType = Type.Union([
@@ -63,7 +64,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 201: CreatedWebhook, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(await webhooks.create(request.agentId, request.body)),
+    async (request, reply) => {
+      const created = await webhooks.create(request.agentId, request.body, storeWithWrite(request, reply, 201))
+      return sendStored(request, reply, 201, created)
+    },
   )
 
   app.get(
