@@ -153,14 +153,16 @@ function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (
   })
   // Messages: 30 words of chatter, a third of them mentioning a context pattern.
   const messages = Array.from({ length: 2000 }, (_, i) => `${words(30)} ${i % 3 === 0 ? patterns[i % patterns.length] : ''}`)
-  const run = (m: string) => {
+  // Each turn rolls back, so every one of them sees the same reminders.
+  const rolledBack = <T>(fn: () => T): T => {
     ctx.h.sqlite.exec('BEGIN')
     try {
-      return ctx.turns.start('agt_t', { user_message: m })
+      return fn()
     } finally {
       ctx.h.sqlite.exec('ROLLBACK')
     }
   }
+  const run = (m: string) => rolledBack(() => ctx.turns.start('agt_t', { user_message: m }))
   for (let i = 0; i < 200; i++) run(messages[i] as string)
   wall.length = 0
   cpu.length = 0
@@ -174,14 +176,7 @@ function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (
   const sessionTurns = new TurnsService(ctx.reminders, new ReminderSearch(ctx.reminders.store), clock, sessions)
   const sid = sessions.create('agt_t', { goal: 'Ship the billing service migration with tests and docs', plan: ['port the schema', 'move the endpoints', 'write tests', 'write docs'] }).id
   for (let i = 0; i < 50; i++) await sessions.step('agt_t', sid, { description: `${words(8)} step ${i}`, output: 'ok' })
-  const runSession = (m: string) => {
-    ctx.h.sqlite.exec('BEGIN')
-    try {
-      return sessionTurns.start('agt_t', { user_message: m, session_id: sid })
-    } finally {
-      ctx.h.sqlite.exec('ROLLBACK')
-    }
-  }
+  const runSession = (m: string) => rolledBack(() => sessionTurns.start('agt_t', { user_message: m, session_id: sid }))
   for (let i = 0; i < 200; i++) runSession(messages[i] as string)
   wall.length = 0
   cpu.length = 0

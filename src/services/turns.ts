@@ -153,13 +153,13 @@ function report(kind: string, priority: number, content: string, accepted: Accep
   return { kind, priority, token_estimate: accepted.tokens, included: true, truncated: accepted.truncated }
 }
 
+type Fit = ReturnType<typeof fitToBudget>
+
 /**
  * Allocates parts within `budget` and renders them. The allocator counts each part alone, so
  * the header and separators are paid from the budget first; if the rendered text still comes
  * out over (tokens merge differently across joins), the allocation is redone with less.
  */
-type Fit = ReturnType<typeof fitToBudget>
-
 function fitToBudget(sessionParts: readonly TurnPart[], rows: readonly ReminderRow[], budget: number) {
   const proposals = [
     ...sessionParts.map((p, i) => ({ name: `part:${i}`, priority: p.priority, content: p.content })),
