@@ -11,7 +11,12 @@
  * Each row also gives the server's own CPU time per request (from /proc), the figure to watch
  * when profiling: the req/s of both servers move with whatever else the machine runs.
  *
- * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
+ * Each scenario is measured right after its own baseline. This machine's speed can shift by half
+ * between one 10 s run and the next, which swings a ratio as much; `--rounds N` splits both
+ * measurements into N alternating slices of duration/N (same total time) so that a shift hits both
+ * sides alike. Then req/s and CPU are over all slices, p50 is their median and p99 the worst slice.
+ *
+ * Flags: --duration S (default 10), --rounds N (1), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
  * --no-build (use the dist/ already built), --only steps|drift|reminder (that scenario and its
  * baseline), --wal-checkpoint worker (GOALKEEPER_WAL_CHECKPOINT). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
  * Any non-2xx response or connection error fails the run (exit code 1).
@@ -26,6 +31,7 @@ const fromSource = hasFlag('tsx')
 const warmup = flag('warmup', 2)
 const sessionCount = flag('sessions', 50)
 const only = flagValue('only')
+const rounds = Math.max(1, Math.round(flag('rounds', 1)))
 
 interface Row {
   result: Measured
@@ -37,16 +43,53 @@ interface Row {
 
 type Measured = LoadResult & { cpuPerRequest: number }
 
-async function measure(server: ChildServer, scenario: Scenario): Promise<Measured> {
-  if (warmup > 0) await runLoad(server.baseUrl, scenario, { connections, duration: warmup })
+interface Slice { result: LoadResult; cpu: number }
+
+async function slice(server: ChildServer, scenario: Scenario, seconds: number): Promise<Slice> {
   const cpu0 = server.cpuMicros()
-  const result = await runLoad(server.baseUrl, scenario, { connections, duration })
-  const cpuPerRequest = (server.cpuMicros() - cpu0) / result.requests
-  console.log(`  ${scenario.name.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${result.p99} ms  server CPU ${cpuPerRequest.toFixed(0)} µs/req`)
-  return { ...result, cpuPerRequest }
+  const result = await runLoad(server.baseUrl, scenario, { connections, duration: seconds })
+  return { result, cpu: server.cpuMicros() - cpu0 }
 }
 
-const skipped = (): Measured | undefined => undefined
+function combine(slices: Slice[]): Measured {
+  const results = slices.map((s) => s.result)
+  const requests = results.reduce((n, r) => n + r.requests, 0)
+  const seconds = results.reduce((n, r) => n + r.seconds, 0)
+  const p50s = results.map((r) => r.p50).sort((a, b) => a - b)
+  const statusCounts: Record<string, number> = {}
+  for (const r of results) for (const [code, n] of Object.entries(r.statusCounts)) statusCounts[code] = (statusCounts[code] ?? 0) + n
+  const measured: Measured = {
+    name: results[0]!.name,
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50: p50s[Math.floor(p50s.length / 2)]!,
+    p99: Math.max(...results.map((r) => r.p99)),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    non2xx: results.reduce((n, r) => n + r.non2xx, 0),
+    statusCounts,
+    sample: results.find((r) => r.sample !== undefined)?.sample,
+    cpuPerRequest: slices.reduce((n, s) => n + s.cpu, 0) / requests,
+  }
+  const m = measured
+  console.log(`  ${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(7)} req/s  p99 ${m.p99} ms  server CPU ${m.cpuPerRequest.toFixed(0)} µs/req`)
+  return measured
+}
+
+/** A scenario and its baseline, warmed up, then measured in `rounds` alternating slices. */
+async function paired(base: ChildServer, baseScenario: Scenario, server: ChildServer, scenario: Scenario): Promise<[Measured, Measured]> {
+  if (warmup > 0) {
+    await runLoad(base.baseUrl, baseScenario, { connections, duration: warmup })
+    await runLoad(server.baseUrl, scenario, { connections, duration: warmup })
+  }
+  const a: Slice[] = []
+  const b: Slice[] = []
+  for (let i = 0; i < rounds; i++) {
+    a.push(await slice(base, baseScenario, duration / rounds))
+    b.push(await slice(server, scenario, duration / rounds))
+  }
+  return [combine(a), combine(b)]
+}
 
 function roundRobin<T>(xs: T[]): () => T {
   let i = 0
@@ -55,7 +98,7 @@ function roundRobin<T>(xs: T[]): () => T {
 
 async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
-  console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario in ${rounds} round(s) (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const baseline = await startBaseline()
   const goalkeeper = await startGoalkeeper({ fromSource, walCheckpoint: flagValue('wal-checkpoint') })
   try {
@@ -68,48 +111,55 @@ async function main(): Promise<void> {
     let n = 0
 
     const want = (name: string) => only === undefined || only === name
-    const basePost = want('steps') || want('drift')
-      ? await measure(baseline, {
-          name: 'baseline POST (1 SQLite insert)',
-          method: 'POST',
-          next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
-        })
-      : skipped()
-    const baseGet = want('reminder') ? await measure(baseline, { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) }) : skipped()
-    const steps = want('steps')
-      ? await measure(goalkeeper, {
+    const basePost: Scenario = {
+      name: 'baseline POST (1 SQLite insert)',
+      method: 'POST',
+      next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
+    }
+    const baseGet: Scenario = { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) }
+    const scenarios: Array<{ name: string; base: Scenario; scenario: Scenario; minRatio: number; maxP99?: number }> = [
+      {
+        name: 'steps',
+        base: basePost,
+        minRatio: 0.6,
+        maxP99: 25,
+        scenario: {
           name: 'POST /v1/sessions/{id}/steps',
           method: 'POST',
           headers: auth,
           next: () => ({ path: `/v1/sessions/${session()}/steps`, body: { description: stepText(), output: `ok ${n++}` } }),
-        })
-      : skipped()
-    const drift = want('drift')
-      ? await measure(goalkeeper, {
+        },
+      },
+      {
+        name: 'drift',
+        base: basePost,
+        minRatio: 0.6,
+        scenario: {
           name: 'POST /v1/sessions/{id}/drift-checks',
           method: 'POST',
           headers: auth,
           next: () => ({ path: `/v1/sessions/${session()}/drift-checks`, body: { action: actionText() } }),
-        })
-      : skipped()
-    const reminder = want('reminder')
-      ? await measure(goalkeeper, {
+        },
+      },
+      {
+        name: 'reminder',
+        base: baseGet,
+        minRatio: 0.7,
+        scenario: {
           name: 'GET /v1/sessions/{id}/reminder?turn=N',
           method: 'GET',
           headers: auth,
           // Turns 1..30 cover the full, compact and ultra-compact modes.
           next: () => ({ path: `/v1/sessions/${session()}/reminder?turn=${(turn++ % 30) + 1}` }),
-        })
-      : skipped()
-
-    const all: (Row | false)[] = [
-      basePost !== undefined && { result: basePost },
-      baseGet !== undefined && { result: baseGet },
-      steps !== undefined && { result: steps, baseline: basePost, minRatio: 0.6, maxP99: 25 },
-      drift !== undefined && { result: drift, baseline: basePost, minRatio: 0.6 },
-      reminder !== undefined && { result: reminder, baseline: baseGet, minRatio: 0.7 },
+        },
+      },
     ]
-    const rows = all.filter((r): r is Row => r !== false)
+    const rows: Row[] = []
+    for (const s of scenarios.filter((x) => want(x.name))) {
+      const [base, result] = await paired(baseline, s.base, goalkeeper, s.scenario)
+      rows.push({ result: base }, { result, baseline: base, minRatio: s.minRatio, ...(s.maxP99 === undefined ? {} : { maxP99: s.maxP99 }) })
+    }
+
     report(rows)
     const failed = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0)
     if (failed.length > 0) {
