@@ -71,7 +71,7 @@ function main(): void {
     tau.filter((r) => r.aligned === 1 && r.step_text.includes(/You are (\w+)/.exec(r.goal)?.[1] ?? '\u0000')).map(stepKey),
   )
   const tauNoUid = tau.filter((r) => !withUid.has(stepKey(r)))
-  const cols: Record<SimilarityMode, string[]> = { lexical: [], enhanced: [] }
+  const cols: Record<SimilarityMode, string[]> = { lexical: [], enhanced: [], embeddings: [] }
   const labels: string[] = []
   for (const mode of MODES) {
     globalThis.gc?.()

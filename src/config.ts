@@ -30,11 +30,23 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_LLM_API_KEY: Type.Optional(Type.String()),
   GOALKEEPER_LLM_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   GOALKEEPER_LLM_TIMEOUT_MS: Type.Integer({ default: 10000, minimum: 1 }),
+  GOALKEEPER_EMBEDDINGS_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
+  GOALKEEPER_EMBEDDINGS_API_KEY: Type.Optional(Type.String()),
+  GOALKEEPER_EMBEDDINGS_MODEL: Type.Optional(Type.String({ minLength: 1 })),
+  // Short: it bounds the wait a step or drift check adds before falling back to `enhanced`.
+  GOALKEEPER_EMBEDDINGS_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
 })
 
 type Env = Static<typeof EnvSchema>
 
 export interface LlmConfig {
+  url: string
+  apiKey: string | undefined
+  model: string
+  timeoutMs: number
+}
+
+export interface EmbeddingsConfig {
   url: string
   apiKey: string | undefined
   model: string
@@ -57,6 +69,8 @@ export interface Config {
   rateLimitPerMinute: number
   /** Present only when GOALKEEPER_LLM_URL is set: step verification stays heuristic otherwise. */
   llm: LlmConfig | undefined
+  /** Present only when GOALKEEPER_EMBEDDINGS_URL is set: sessions may then choose `similarity: embeddings`. */
+  embeddings: EmbeddingsConfig | undefined
 }
 
 export class ConfigError extends Error {
@@ -81,6 +95,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     const msg = (err as Error).message.replace(/env\/(\w+)/g, '$1')
     throw new ConfigError(`Invalid configuration: ${msg}`)
   }
+  // The pattern admits e.g. `http://` alone or a space in the host: the URL parser decides.
+  for (const key of ['GOALKEEPER_LLM_URL', 'GOALKEEPER_EMBEDDINGS_URL'] as const) {
+    const url = e[key]
+    if (url !== undefined && !URL.canParse(url)) throw new ConfigError(`Invalid configuration: ${key} must be an http(s) URL`)
+  }
   return {
     host: e.HOST,
     port: e.PORT,
@@ -101,6 +120,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
           apiKey: e.GOALKEEPER_LLM_API_KEY,
           model: e.GOALKEEPER_LLM_MODEL ?? 'gpt-4o-mini',
           timeoutMs: e.GOALKEEPER_LLM_TIMEOUT_MS,
+        }
+      : undefined,
+    embeddings: e.GOALKEEPER_EMBEDDINGS_URL
+      ? {
+          url: e.GOALKEEPER_EMBEDDINGS_URL,
+          apiKey: e.GOALKEEPER_EMBEDDINGS_API_KEY,
+          model: e.GOALKEEPER_EMBEDDINGS_MODEL ?? 'text-embedding-3-small',
+          timeoutMs: e.GOALKEEPER_EMBEDDINGS_TIMEOUT_MS,
         }
       : undefined,
   }

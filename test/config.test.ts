@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       rateLimitPerMinute: 6000,
       llm: undefined,
+      embeddings: undefined,
     })
     expect(c.webhook).toEqual({
       retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
@@ -54,9 +55,19 @@ describe('loadConfig', () => {
     ['GOALKEEPER_ADMIN_TOKEN', 'short'],
     ['LOG_LEVEL', 'loud'],
     ['GOALKEEPER_LLM_URL', 'ftp://example.com'],
+    ['GOALKEEPER_EMBEDDINGS_URL', 'ftp://example.com/v1/embeddings'],
+    ['GOALKEEPER_EMBEDDINGS_URL', 'http://'],
+    ['GOALKEEPER_EMBEDDINGS_URL', 'http://bad host/v1/embeddings'],
+    ['GOALKEEPER_EMBEDDINGS_TIMEOUT_MS', '0'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     const run = () => loadConfig({ [name]: value })
     expect(run).toThrow(ConfigError)
     expect(run).toThrow(new RegExp(`^Invalid configuration: ${name} `))
+  })
+
+  it('configures an embeddings provider only when its URL is set', () => {
+    const c = loadConfig({ GOALKEEPER_EMBEDDINGS_URL: 'http://127.0.0.1:8081/v1/embeddings', GOALKEEPER_EMBEDDINGS_API_KEY: 'sk-1' })
+    expect(c.embeddings).toEqual({ url: 'http://127.0.0.1:8081/v1/embeddings', apiKey: 'sk-1', model: 'text-embedding-3-small', timeoutMs: 2000 })
+    expect(loadConfig({ GOALKEEPER_EMBEDDINGS_MODEL: 'x', GOALKEEPER_EMBEDDINGS_URL: ' ' }).embeddings).toBeUndefined()
   })
 })

@@ -4,7 +4,7 @@
  * bands live in drift-severity.ts and the trend arithmetic in drift-trend.ts.
  */
 import { isoAt, wallClock, type Clock } from './clock.js'
-import { DEFAULT_DRIFT_THRESHOLDS, SEVERITY_BANDS, severityOf, type DriftSeverity } from './drift-severity.js'
+import { DEFAULT_DRIFT_THRESHOLDS, gradeCheck, severityOf, type DriftSeverity, type Graded } from './drift-severity.js'
 import { trendOf, type DriftTrend, type TrendDirection } from './drift-trend.js'
 import { createScorer, type GoalScorer, type SimilarityMode } from './goal-scorer.js'
 
@@ -35,6 +35,13 @@ export interface DriftCheck {
   drifting: boolean
   consecutive_drift_count: number
   event: DriftEvent | null
+  /**
+   * Only on `embeddings` goals: the scorer this check used, `embeddings` (the given cosine) or
+   * `enhanced` (its fallback when none was given).
+   */
+  similarity_mode?: 'embeddings' | 'enhanced'
+  /** Why an `embeddings` check fell back (set by the caller that asked the provider). */
+  similarity_fallback?: string
 }
 
 export interface GoalDNASummary {
@@ -149,19 +156,35 @@ export class GoalDNA {
     return this.checks
   }
 
-  /** Similarity of an action to the goal in [0, 1]; 0.5 when either side has no content tokens. */
+  /**
+   * Similarity of an action to the goal in [0, 1]; 0.5 when either side has no content tokens.
+   * On an `embeddings` goal this is the offline `enhanced` fallback.
+   */
   similarity(actionText: string): number {
     return this.scorer.similarity(actionText)
   }
 
-  /** Scores and records one action; returns a drift event when it falls below the threshold. */
-  checkDrift(stepNumber: number, actionText: string): DriftEvent | null {
-    const similarity = this.scorer.similarity(actionText)
+  private grade(actionText: string, given: number | undefined): Graded {
+    return gradeCheck(this.scorer.mode, this.driftThreshold, given, () => this.scorer.similarity(actionText))
+  }
+
+  /**
+   * Scores and records one action; returns a drift event when it falls below the threshold.
+   * `similarity`, when given, is used instead of the goal's own scorer (see `grade`).
+   */
+  checkDrift(stepNumber: number, actionText: string, similarity?: number): DriftEvent | null {
+    return this.record(stepNumber, actionText, this.grade(actionText, similarity))
+  }
+
+  private record(stepNumber: number, actionText: string, g: Graded): DriftEvent | null {
+    const { similarity } = g
     this.checks++
     this.history.push(similarity)
     // Trimmed in chunks (amortized O(1) per check); readers see only the newest historySize.
     if (this.history.length >= 2 * this.historySize) this.history.splice(0, this.history.length - this.historySize)
-    if (similarity >= this.driftThreshold) {
+    // A fallback check's similarity joins the same history, so a trend spanning a provider outage
+    // mixes the two scales (enhanced scores run lower): acceptable for an occasional fallback.
+    if (similarity >= g.threshold) {
       this.consecutive = 0
       return null
     }
@@ -171,7 +194,7 @@ export class GoalDNA {
       step_number: stepNumber,
       similarity,
       action_text: actionText.slice(0, ACTION_TEXT_MAX),
-      severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
+      severity: severityOf(similarity, g.threshold, g.bands),
       timestamp: isoAt(this.clock()),
     }
     if (!this.keepEvents) return event
@@ -181,17 +204,19 @@ export class GoalDNA {
   }
 
   /** `checkDrift` shaped as the API's DriftCheck. */
-  check(stepNumber: number, actionText: string): DriftCheck {
-    const event = this.checkDrift(stepNumber, actionText)
-    const similarity = this.history[this.history.length - 1]!
-    return {
-      similarity,
-      severity: severityOf(similarity, this.driftThreshold, SEVERITY_BANDS[this.scorer.mode]),
+  check(stepNumber: number, actionText: string, similarity?: number): DriftCheck {
+    const g = this.grade(actionText, similarity)
+    const event = this.record(stepNumber, actionText, g)
+    const result: DriftCheck = {
+      similarity: g.similarity,
+      severity: severityOf(g.similarity, g.threshold, g.bands),
       drifting: this.isDrifting(),
       consecutive_drift_count: this.consecutive,
       // A retained event is copied so the caller cannot change the history; an unretained one is the caller's.
       event: event === null ? null : this.keepEvents ? copyEvent(event) : event,
     }
+    if (this.scorer.mode === 'embeddings') result.similarity_mode = g.mode === 'embeddings' ? 'embeddings' : 'enhanced'
+    return result
   }
 
   /** Sustained drift: the consecutive count **exceeds** `consecutive_limit` (seed 003's wording). */

@@ -8,11 +8,13 @@ import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigr
 /**
  * Similarity modes: `lexical` is the seed's token + trigram Jaccard, unchanged; `enhanced` is the
  * offline IDF-weighted stem cosine of `enhanced-similarity.ts` (better on STS-B and τ-bench, see
- * `bench/quality.ts`), with its own threshold and severity bands (`goal-dna.ts`).
+ * `bench/quality.ts`), with its own threshold and severity bands (`goal-dna.ts`). `embeddings` is
+ * the cosine of a provider's embedding vectors: the engine does no I/O, so the caller computes it
+ * (services/embeddings.ts) and passes it in; without it the check falls back to `enhanced`.
  */
-export type SimilarityMode = 'lexical' | 'enhanced'
+export type SimilarityMode = 'lexical' | 'enhanced' | 'embeddings'
 
-export const SIMILARITY_MODES: readonly SimilarityMode[] = ['lexical', 'enhanced']
+export const SIMILARITY_MODES: readonly SimilarityMode[] = ['lexical', 'enhanced', 'embeddings']
 
 export function isSimilarityMode(value: unknown): value is SimilarityMode {
   return typeof value === 'string' && (SIMILARITY_MODES as readonly string[]).includes(value)
@@ -78,14 +80,19 @@ export class LexicalScorer implements GoalScorer {
   }
 }
 
-/** Cosine of IDF-weighted stem bags, low-evidence scores lifted; the goal's bag (plus context) is built once. */
+/**
+ * Cosine of IDF-weighted stem bags, low-evidence scores lifted; the goal's bag (plus context) is
+ * built once. It is also the scorer of an `embeddings` goal (`mode` says which was asked for):
+ * there the cosine comes from outside (GoalDNA's `similarity` argument) and this is the fallback.
+ */
 export class EnhancedScorer implements GoalScorer {
-  readonly mode = 'enhanced' as const
+  readonly mode: 'enhanced' | 'embeddings'
   private readonly bag: WeightedBag
   private readonly goal: string
   private trigramStrings: ReadonlySet<string> | undefined
 
-  constructor(goal: string, context: readonly string[] = []) {
+  constructor(goal: string, context: readonly string[] = [], mode: 'enhanced' | 'embeddings' = 'enhanced') {
+    this.mode = mode
     this.goal = goal
     this.bag = goalBag(goal, context)
   }
@@ -112,6 +119,8 @@ export function createScorer(goal: string, mode: SimilarityMode = 'lexical', opt
       return new LexicalScorer(goal)
     case 'enhanced':
       return new EnhancedScorer(goal, options.context)
+    case 'embeddings':
+      return new EnhancedScorer(goal, options.context, 'embeddings')
     default:
       throw new Error(`unknown similarity mode: ${String(mode)}`)
   }
@@ -123,7 +132,8 @@ export function createScorer(goal: string, mode: SimilarityMode = 'lexical', opt
  * what a drift check scores.
  */
 export function textSimilarity(mode: SimilarityMode, a: string, b: string): number {
-  if (mode === 'enhanced') {
+  // `embeddings` needs a provider: offline, it scores as its fallback does.
+  if (mode === 'enhanced' || mode === 'embeddings') {
     return (similarityToText(goalBag(a), b, NO_SIGNAL_SIMILARITY) + similarityToText(goalBag(b), a, NO_SIGNAL_SIMILARITY)) / 2
   }
   return lexicalSimilarity(fingerprint(a), b)

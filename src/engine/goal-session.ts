@@ -104,16 +104,20 @@ export class GoalSession {
     return this.tracker.getState()
   }
 
-  /** Verifies a step with the heuristic only, checks it for drift and reports episode events. */
-  step(description: string, output = ''): StepResult & { events: SessionEvent[] } {
+  /**
+   * Verifies a step with the heuristic only, checks it for drift and reports episode events.
+   * `similarity`: the description's similarity to the goal computed outside (an `embeddings`
+   * cosine), used by the drift check instead of the goal's own scorer.
+   */
+  step(description: string, output = '', similarity?: number): StepResult & { events: SessionEvent[] } {
     const before = this.before()
-    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output))
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output), similarity)
   }
 
   /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
-  async stepAsync(description: string, output: string, llmVerify: LlmVerifyFn): Promise<StepResult & { events: SessionEvent[] }> {
+  async stepAsync(description: string, output: string, llmVerify: LlmVerifyFn, similarity?: number): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
-    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify))
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify), similarity)
   }
 
   /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
@@ -121,18 +125,21 @@ export class GoalSession {
     return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
   }
 
-  private finishStep(description: string, before: StepBefore, verification: StepVerification): StepResult & { events: SessionEvent[] } {
+  private finishStep(description: string, before: StepBefore, verification: StepVerification, similarity?: number): StepResult & { events: SessionEvent[] } {
     const step_number = ++this.stepCount
-    const { result: drift, events } = this.driftCheck(description, step_number)
+    const { result: drift, events } = this.driftCheck(description, step_number, similarity)
     const state = this.tracker.getState()
     pushStepEvents(events, step_number, description, before, state)
     return { step_number, verification, drift, state, events }
   }
 
-  /** Scores an action against the goal; `drift_detected` when sustained drift begins (once per episode). */
-  driftCheck(action: string, step_number: number = this.stepCount): WithEvents<DriftCheck> {
+  /**
+   * Scores an action against the goal (or takes `similarity`, see `step`); `drift_detected` when
+   * sustained drift begins (once per episode).
+   */
+  driftCheck(action: string, step_number: number = this.stepCount, similarity?: number): WithEvents<DriftCheck> {
     const wasDrifting = this.dna.isDrifting()
-    const result = this.dna.check(step_number, action)
+    const result = this.dna.check(step_number, action, similarity)
     return { result, events: driftEvents(wasDrifting, result, step_number, action) }
   }
 

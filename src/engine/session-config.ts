@@ -3,7 +3,7 @@
  * defaults come from the seeds, and the resolved form is what a session stores and returns.
  */
 import { DEFAULT_CONSECUTIVE_LIMIT, DEFAULT_DRIFT_THRESHOLDS, DEFAULT_HISTORY_SIZE } from './goal-dna.js'
-import type { SimilarityMode } from './goal-scorer.js'
+import { isSimilarityMode, type SimilarityMode } from './goal-scorer.js'
 import { REMINDER_DEFAULTS } from './goal-reminder.js'
 import { RECITATION_DEFAULTS, type RecitationSource } from './recitation.js'
 
@@ -17,7 +17,10 @@ export interface SessionRecitationConfig {
 }
 
 export interface SessionConfig {
-  /** `lexical` is the seed's fingerprint; `enhanced` the IDF-weighted stem cosine with its own threshold. */
+  /**
+   * `lexical` is the seed's fingerprint; `enhanced` the IDF-weighted stem cosine with its own
+   * threshold; `embeddings` a provider's embedding cosine (computed by the service), `enhanced` when it fails.
+   */
   similarity: SimilarityMode
   drift_threshold: number
   consecutive_limit: number
@@ -80,7 +83,7 @@ export function resolveSessionConfig(input: SessionConfigInput = {}, base: Sessi
   if (input.similarity !== undefined && input.drift_threshold === undefined && input.similarity !== base.similarity) {
     c.drift_threshold = DEFAULT_DRIFT_THRESHOLDS[c.similarity]
   }
-  if (c.similarity !== 'lexical' && c.similarity !== 'enhanced') throw new SessionConfigError('similarity', "must be 'lexical' or 'enhanced'")
+  if (!isSimilarityMode(c.similarity)) throw new SessionConfigError('similarity', "must be 'lexical', 'enhanced' or 'embeddings'")
   c.recitation.sources = [...new Set(c.recitation.sources)]
   const unit = (field: 'drift_threshold' | 'drift_warning_threshold') => {
     if (!(c[field] >= 0 && c[field] <= 1)) throw new SessionConfigError(field, 'must be in [0, 1]')

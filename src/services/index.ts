@@ -4,6 +4,7 @@ import type { Clock } from '../engine/clock.js'
 import type { Metrics } from '../metrics.js'
 import { AgentsService } from './agents.js'
 import { IdempotencyService } from './idempotency.js'
+import { createEmbed, GoalEmbeddings } from './embeddings.js'
 import { createLlmVerify } from './llm-verify.js'
 import { SessionsService } from './sessions.js'
 import { ReminderSearch } from './reminder-search.js'
@@ -34,6 +35,9 @@ export function createServices(deps: ServiceDeps) {
     // Reminder history is best-effort: a crash loses at most this last second of it (README).
     reminderDeferMs: REMINDER_DEFER_MS,
     ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
+    ...(deps.config.embeddings === undefined
+      ? {}
+      : { embeddings: new GoalEmbeddings(createEmbed(deps.config.embeddings), deps.config.embeddings.timeoutMs) }),
   })
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.

@@ -258,11 +258,17 @@ export class SessionEngineStore {
     }
   }
 
-  /** Applies a journaled op (see session-ops.ts), group-committed, and persists what `finish` makes of its result. */
+  /**
+   * Applies a journaled op (see session-ops.ts), group-committed, and persists what `finish` makes
+   * of its result. `op` may be built from the loaded session (e.g. only if its goal is unchanged).
+   */
   apply<K extends SessionOp['kind'], T>(
-    agentId: string, id: string, op: OpOf<K>, finish: (result: OpResults[K], meta: SessionKey) => MutationOutcome<T>,
+    agentId: string, id: string, op: OpOf<K> | ((s: GoalSession) => OpOf<K>), finish: (result: OpResults[K], meta: SessionKey) => MutationOutcome<T>,
   ): Promise<T> {
-    return this.mutateGrouped(agentId, id, (s, meta) => ({ ...finish(applyOp(s, op), meta), op }))
+    return this.mutateGrouped(agentId, id, (s, meta) => {
+      const o = typeof op === 'function' ? op(s) : op
+      return { ...finish(applyOp(s, o), meta), op: o }
+    })
   }
 
   /**

@@ -10,8 +10,9 @@ import type { GoalSession, RecitationContext, ReminderOverrides, SessionEvent, S
 import type { GoalState } from '../engine/goal-tracker.js'
 
 export type SessionOp =
-  | { kind: 'step'; description: string; output: string }
-  | { kind: 'drift_check'; action: string; step_number?: number }
+  // `similarity`: an `embeddings` cosine fetched before the op, recorded so a replay scores alike.
+  | { kind: 'step'; description: string; output: string; similarity?: number }
+  | { kind: 'drift_check'; action: string; step_number?: number; similarity?: number }
   | { kind: 'reminder'; turn: number; overrides: ReminderOverrides }
   | { kind: 'reset_drift' }
   | { kind: 'reset_loop' }
@@ -51,10 +52,15 @@ export type JournalOp = SessionOp | RemindersOp
 /** The journal past a snapshot in version order: session_ops rows, and step rows (a step's row is its entry). */
 export function journalOrder(
   ops: Array<{ version: number; at: number; op: string }>,
-  steps: Array<{ version: number; at: number; description: string; output: string }>,
+  steps: Array<{ version: number; at: number; description: string; output: string; similarity?: number | null }>,
 ): Array<{ version: number; at: number; op: JournalOp }> {
   const entries = ops.map((row) => ({ version: row.version, at: row.at, op: JSON.parse(row.op) as JournalOp }))
-  for (const s of steps) entries.push({ version: s.version, at: s.at, op: { kind: 'step', description: s.description, output: s.output } })
+  for (const s of steps) {
+    const op: SessionOp = { kind: 'step', description: s.description, output: s.output }
+    // A step scored by an embeddings cosine replays with the cosine its row recorded.
+    if (typeof s.similarity === 'number') op.similarity = s.similarity
+    entries.push({ version: s.version, at: s.at, op })
+  }
   if (steps.length > 0) entries.sort((a, b) => a.version - b.version)
   return entries
 }
@@ -72,9 +78,9 @@ export function applyOp<K extends SessionOp['kind']>(s: GoalSession, op: OpOf<K>
 export function applyOp(s: GoalSession, op: SessionOp): OpResults[SessionOp['kind']] {
   switch (op.kind) {
     case 'step':
-      return s.step(op.description, op.output)
+      return s.step(op.description, op.output, op.similarity)
     case 'drift_check':
-      return s.driftCheck(op.action, op.step_number)
+      return s.driftCheck(op.action, op.step_number, op.similarity)
     case 'reminder':
       return s.reminder(op.turn, op.overrides)
     case 'reset_drift':

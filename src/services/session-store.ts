@@ -61,6 +61,8 @@ export interface StepJournalRow {
   at: number
   description: string
   output: string
+  /** The drift similarity when an `embeddings` cosine scored the step (not reproducible offline), else null. */
+  similarity: number | null
 }
 
 export interface DriftEventRow {
@@ -154,7 +156,8 @@ function prepareAll(db: Database.Database): SessionStatements {
     ),
     // Steps past a snapshot (its step count) on the primary key; older rows' ops are in session_ops.
     journalSteps: db.prepare<[string, number, number], StepJournalRow>(
-      `SELECT version, created_at AS at, description, output FROM steps
+      `SELECT version, created_at AS at, description, output,
+              CASE WHEN drift ->> '$.similarity_mode' = 'embeddings' THEN drift ->> '$.similarity' END AS similarity FROM steps
        WHERE session_id = ? AND step_number > ? AND version > ? ORDER BY step_number`,
     ),
     listSteps: db.prepare<[string, string, number, number], StepRow>(

@@ -24,7 +24,9 @@ import { SessionConfigError } from '../engine/session-config.js'
 import { badRequest, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
+import type { GoalEmbeddings } from './embeddings.js'
 import type { Page } from './pagination.js'
+import { lookUp, noteFallback, NO_PROVIDER, similarityFor, withSimilarity, type LookedUp } from './session-embeddings.js'
 import { SessionEngineStore } from './session-engine-store.js'
 import { assertActive, raceConflict, type MutationOutcome } from './session-write.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
@@ -40,6 +42,8 @@ export interface SessionsDeps {
   /** Set when GOALKEEPER_LLM_URL is configured; used by sessions with `config.llm_verify`. */
   llmVerify?: LlmVerifyFn
   llmTimeoutMs?: number
+  /** Set when GOALKEEPER_EMBEDDINGS_URL is configured; used by sessions with `config.similarity: embeddings`. */
+  embeddings?: GoalEmbeddings
   /** Hydrated sessions kept in memory (default 500); 0 turns the cache off. */
   cacheMax?: number
   /**
@@ -60,11 +64,13 @@ export class SessionsService implements TurnPartsProvider {
   private readonly clock: Clock
   private readonly metrics: Metrics
   private readonly llmVerify: LlmVerifyFn | undefined
+  private readonly embeddings: GoalEmbeddings | undefined
 
   constructor(deps: SessionsDeps) {
     this.clock = deps.clock
     this.metrics = deps.metrics
     this.llmVerify = deps.llmVerify
+    this.embeddings = deps.embeddings
     this.engines = new SessionEngineStore(
       deps.handle,
       deps.clock,
@@ -81,6 +87,10 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   create(agentId: string, input: CreateSessionInput): Session {
+    if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) {
+      const message = `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`
+      throw badRequest(`Invalid config: similarity ${message}.`, [{ path: 'body/config/similarity', message }])
+    }
     let session: GoalSession
     try {
       session = this.engines.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
@@ -162,20 +172,21 @@ export class SessionsService implements TurnPartsProvider {
    */
   async step(agentId: string, id: string, input: { description: string; output?: string }, withWrite?: WithWrite<StepResult>): Promise<StepResult> {
     const output = input.output ?? ''
-    const heuristic = async () => {
-      const op = { kind: 'step' as const, description: input.description, output }
-      return this.counted(await this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw, withWrite)))
+    const heuristic = async (looked?: LookedUp) => {
+      const op = (s: GoalSession) => withSimilarity({ kind: 'step' as const, description: input.description, output }, s, looked)
+      return this.counted(await this.engines.apply(agentId, id, op, (raw, m) => this.stepOutcome(m, input.description, output, raw, withWrite, looked)))
     }
-    // Without an LLM configured there is nothing to look up first: one read, inside the write.
-    if (this.llmVerify === undefined) return heuristic()
+    // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
+    if (this.llmVerify === undefined && this.embeddings === undefined) return heuristic()
     const meta = this.engines.meta(agentId, id)
     assertActive(meta)
-    if ((JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) return heuristic()
+    const looked = await lookUp(this.embeddings, meta, input.description)
+    if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) return heuristic(looked)
     let current = meta
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
       const copy = this.engines.fresh(current)
-      const raw = await copy.stepAsync(input.description, output, this.llmVerify!)
-      const done = await this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw, withWrite))
+      const raw = await copy.stepAsync(input.description, output, this.llmVerify, similarityFor(copy, looked))
+      const done = await this.engines.commitIfUnchanged(current, copy, this.stepOutcome(current, input.description, output, raw, withWrite, looked))
       if (done !== undefined) return this.counted(done.value)
       current = this.engines.meta(agentId, id)
       assertActive(current)
@@ -188,8 +199,11 @@ export class SessionsService implements TurnPartsProvider {
     return result
   }
 
-  private stepOutcome(meta: SessionKey, description: string, output: string, raw: OpResults['step'], withWrite?: WithWrite<StepResult>): MutationOutcome<StepResult> {
+  private stepOutcome(
+    meta: SessionKey, description: string, output: string, raw: OpResults['step'], withWrite?: WithWrite<StepResult>, looked?: LookedUp,
+  ): MutationOutcome<StepResult> {
     const { events, ...result } = raw
+    noteFallback(result.drift, looked)
     return {
       result,
       events,
@@ -219,15 +233,27 @@ export class SessionsService implements TurnPartsProvider {
     return { items, next_cursor: rows.length > limit ? String(items[items.length - 1]!.step_number) : null }
   }
 
-  /** `withWrite`: as for `step`, run inside the transaction that records the check. */
-  driftCheck(agentId: string, id: string, action: string, stepNumber?: number, withWrite?: WithWrite<DriftCheck>): Promise<DriftCheck> {
-    const op = { kind: 'drift_check' as const, action, ...(stepNumber === undefined ? {} : { step_number: stepNumber }) }
-    return this.engines.apply(agentId, id, op, ({ result, events }) => ({
-      result,
-      events,
-      drift_events: result.event === null ? [] : [result.event],
-      ...(withWrite === undefined ? {} : { write: () => withWrite(result) }),
-    }))
+  /**
+   * `withWrite`: as for `step`, run inside the transaction that records the check. A session using
+   * embeddings asks the provider first, outside the transaction.
+   */
+  async driftCheck(agentId: string, id: string, action: string, stepNumber?: number, withWrite?: WithWrite<DriftCheck>): Promise<DriftCheck> {
+    let looked: LookedUp | undefined
+    if (this.embeddings !== undefined) {
+      const meta = this.engines.meta(agentId, id)
+      // An archived session answers 409 from the write below, without asking the provider.
+      if (meta.status === 'active') looked = await lookUp(this.embeddings, meta, action)
+    }
+    const op = (s: GoalSession) => withSimilarity({ kind: 'drift_check' as const, action, ...(stepNumber === undefined ? {} : { step_number: stepNumber }) }, s, looked)
+    return this.engines.apply(agentId, id, op, ({ result, events }) => {
+      noteFallback(result, looked)
+      return {
+        result,
+        events,
+        drift_events: result.event === null ? [] : [result.event],
+        ...(withWrite === undefined ? {} : { write: () => withWrite(result) }),
+      }
+    })
   }
 
   trend(agentId: string, id: string, window: number): DriftTrend {

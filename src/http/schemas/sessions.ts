@@ -25,8 +25,11 @@ export const GoalState = Type.Object(
 )
 
 const RecitationSource = Type.Union([Type.Literal('goal'), Type.Literal('plan'), Type.Literal('todo'), Type.Literal('memory')])
-const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced')], {
-  description: 'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15) or the IDF-weighted stem cosine (threshold 0.1).',
+const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced'), Type.Literal('embeddings')], {
+  description:
+    'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15), the IDF-weighted stem cosine (threshold 0.1), ' +
+    'or the cosine of the configured embeddings provider\'s vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; ' +
+    'a check whose provider call fails uses `enhanced`).',
 })
 const Frequency = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000 }), Type.Literal('adaptive')])
 
@@ -51,7 +54,7 @@ export const SessionConfig = Type.Object(
 export const SessionConfigInput = Type.Object(
   {
     similarity: Type.Optional(SimilarityMode),
-    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.1 for enhanced).')),
+    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.1 for enhanced, 0.25 for embeddings).')),
     consecutive_limit: Type.Optional(Count(1000)),
     history_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     full_cutoff: Type.Optional(Count()),
@@ -146,6 +149,13 @@ export const DriftCheck = Type.Object(
     // `type: [object, null]` rather than anyOf: the response serializer then picks the branch with
     // a typeof check instead of running the JSON-schema validator (and its date-time check) per reply.
     event: Type.Unsafe<Static<typeof DriftEvent> | null>({ ...DriftEvent, type: ['object', 'null'] }),
+    similarity_mode: Type.Optional(
+      Type.Enum(['embeddings', 'enhanced'], {
+        type: 'string',
+        description: 'Only on sessions with similarity `embeddings`: the scorer this check used (`enhanced` when the provider failed).',
+      }),
+    ),
+    similarity_fallback: Type.Optional(Type.String({ description: 'Why an `embeddings` check used `enhanced`.' })),
   },
   { title: 'DriftCheck' },
 )

@@ -1,0 +1,121 @@
+/**
+ * Similarity by an OpenAI-compatible embeddings endpoint (GOALKEEPER_EMBEDDINGS_*), for sessions
+ * with `config.similarity: embeddings`: the cosine of the goal's and the action's vectors, which
+ * the engine then grades. The goal's vector is fetched once and kept in memory (an LRU keyed by
+ * goal text, so a changed goal is fetched anew); after a restart it is fetched again on first use.
+ * Any failure (timeout, HTTP error, malformed answer, dimension mismatch) is returned as a
+ * fallback reason, never thrown: the check then uses `enhanced` and says why.
+ */
+import { LRUCache } from 'lru-cache'
+import type { Dispatcher } from 'undici'
+import type { EmbeddingsConfig } from '../config.js'
+import { embeddingCosine, parseEmbeddings } from '../engine/embedding-vectors.js'
+
+/** Embeds the inputs with one HTTP call; resolves with one vector per input, in order. */
+export type EmbedFn = (inputs: string[]) => Promise<Float64Array[]>
+
+export type EmbeddingSimilarity = { kind: 'similarity'; similarity: number } | { kind: 'fallback'; reason: string }
+
+/** Room for a batch of 3072-dimension vectors as JSON text; a single one is ~70 kB. */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024
+/** Goal vectors kept: 256 × 1536 dimensions × 8 bytes ≈ 3 MB. */
+export const GOAL_VECTOR_CACHE_MAX = 256
+
+/** `GOALKEEPER_EMBEDDINGS_URL` may be a base URL (`…/v1`) or the full `…/embeddings` endpoint. */
+export function embeddingsUrl(base: string): string {
+  const trimmed = base.replace(/\/+$/, '')
+  return trimmed.endsWith('/embeddings') ? trimmed : `${trimmed}/embeddings`
+}
+
+export function createEmbed(config: EmbeddingsConfig, dispatcher?: Dispatcher): EmbedFn {
+  const url = embeddingsUrl(config.url)
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`
+  // As in llm-verify.ts: undici only loads in a process that has a provider configured.
+  const undici = import('undici')
+  undici.catch(() => {})
+  return async (inputs: string[]): Promise<Float64Array[]> => {
+    const { request } = await undici
+    const res = await request(url, {
+      method: 'POST',
+      headers,
+      // A single input goes as a string, the form every OpenAI-compatible server accepts.
+      body: JSON.stringify({ model: config.model, input: inputs.length === 1 ? inputs[0] : inputs }),
+      signal: AbortSignal.timeout(config.timeoutMs),
+      headersTimeout: config.timeoutMs,
+      bodyTimeout: config.timeoutMs,
+      ...(dispatcher === undefined ? {} : { dispatcher }),
+    })
+    const text = await readCapped(res.body)
+    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`embeddings endpoint answered ${res.statusCode}`)
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      throw new Error('embeddings endpoint answered with invalid JSON')
+    }
+    return parseEmbeddings(json, inputs.length)
+  }
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy()
+      throw new Error('embeddings answer too large')
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** The goal-vector cache and the timeout around one similarity. */
+export class GoalEmbeddings {
+  private readonly embed: EmbedFn
+  readonly timeoutMs: number
+  // Promises, so concurrent steps of one goal share one request; a failed one is dropped.
+  private readonly goals: LRUCache<string, Promise<Float64Array>>
+
+  constructor(embed: EmbedFn, timeoutMs: number, cacheMax = GOAL_VECTOR_CACHE_MAX) {
+    this.embed = embed
+    this.timeoutMs = timeoutMs
+    this.goals = new LRUCache({ max: cacheMax })
+  }
+
+  private goalVector(goal: string): Promise<Float64Array> {
+    let vector = this.goals.get(goal)
+    if (vector === undefined) {
+      vector = this.embed([goal]).then((vs) => vs[0]!)
+      this.goals.set(goal, vector)
+      vector.catch(() => {
+        if (this.goals.peek(goal) === vector) this.goals.delete(goal)
+      })
+    }
+    return vector
+  }
+
+  private failure(err: unknown): string {
+    // undici's own timeout (the AbortSignal) may beat the timer below by a tick: same cause, same words.
+    if (err instanceof Error && (err.name.includes('Timeout') || err.name === 'AbortError')) return `embeddings timed out after ${this.timeoutMs} ms`
+    return `embeddings failed (${err instanceof Error ? err.message : String(err)})`
+  }
+
+  /** Cosine of `text` to `goal` in [0, 1], or why there is none; within `timeoutMs` in any case. */
+  async similarity(goal: string, text: string): Promise<EmbeddingSimilarity> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<EmbeddingSimilarity>((resolve) => {
+      timer = setTimeout(() => resolve({ kind: 'fallback', reason: `embeddings timed out after ${this.timeoutMs} ms` }), this.timeoutMs)
+    })
+    const answer = Promise.all([this.goalVector(goal), this.embed([text]).then((vs) => vs[0]!)])
+      .then(([g, a]): EmbeddingSimilarity => ({ kind: 'similarity', similarity: embeddingCosine(g, a) }))
+      .catch((err: unknown): EmbeddingSimilarity => ({ kind: 'fallback', reason: this.failure(err) }))
+    try {
+      return await Promise.race([answer, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
