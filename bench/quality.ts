@@ -1,5 +1,6 @@
 /**
- * Drift-similarity quality, `lexical` vs `enhanced`, side by side: STS-B dev Spearman (and
+ * Drift-similarity quality, `lexical` vs `enhanced` (and `embeddings` when
+ * GOALKEEPER_EMBEDDINGS_URL is set, see quality-embeddings.ts), side by side: STS-B dev Spearman (and
  * Pearson), τ-bench airline ROC-AUC (all steps, and without the steps that contain the
  * customer's user_id, an easy lexical cue: see that folder's README), µs per check for a
  * 60-char goal vs a 200-char action (goal prepared once), and extra RSS of the mode.
@@ -10,13 +11,16 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../src/config.js'
 import { createScorer, type SimilarityMode, textSimilarity } from '../src/engine/goal-scorer.js'
 import { DEFAULT_DRIFT_THRESHOLDS } from '../src/engine/goal-dna.js'
+import { microsPerCall, pairCosines } from './quality-embeddings.js'
 import { rocAuc, spearman, pearson } from './rank-stats.js'
 
 // BENCH_DATA overrides the location (e.g. from a git worktree that sits elsewhere).
 const DATA = process.env.BENCH_DATA ?? fileURLToPath(new URL('../../shared/bench-data/', import.meta.url))
-const MODES: SimilarityMode[] = ['lexical', 'enhanced']
+/** The offline modes; `embeddings` joins them only with a provider configured. */
+const OFFLINE: SimilarityMode[] = ['lexical', 'enhanced']
 
 interface StsRecord { score: number; sentence1: string; sentence2: string }
 interface TauRecord { id: string; aligned: number; goal: string; step_text: string }
@@ -58,11 +62,13 @@ function microsPerCheck(mode: SimilarityMode): { wall: number; cpu: number } {
   return { wall: median(wall.slice(10)), cpu: median(cpu.slice(10)) }
 }
 
-function main(): void {
+async function main(): Promise<void> {
   if (!existsSync(DATA)) {
     console.log(`bench:quality skipped: no bench data at ${DATA}`)
     return
   }
+  const embeddings = loadConfig(process.env).embeddings
+  const MODES: SimilarityMode[] = embeddings === undefined ? OFFLINE : [...OFFLINE, 'embeddings']
   const sts = readJsonl<StsRecord>(`${DATA}stsb/stsb-dev.jsonl`)
   const tau = readJsonl<TauRecord>(`${DATA}tau-bench-airline-drift/tau-airline-bench.jsonl`)
   // Steps whose text names the on-task customer's user_id, dropped as pos+neg pairs.
@@ -73,7 +79,7 @@ function main(): void {
   const tauNoUid = tau.filter((r) => !withUid.has(stepKey(r)))
   const cols: Record<SimilarityMode, string[]> = { lexical: [], enhanced: [], embeddings: [] }
   const labels: string[] = []
-  for (const mode of MODES) {
+  for (const mode of OFFLINE) {
     globalThis.gc?.()
     const rss0 = process.memoryUsage().rss
     createScorer('warm up the shared data', mode) // first enhanced scorer loads the word list
@@ -104,10 +110,38 @@ function main(): void {
     labels.splice(0, labels.length, ...figures.map(([l]) => l))
     cols[mode] = figures.map(([, v]) => v)
   }
+  if (embeddings !== undefined) {
+    const stsScores = await pairCosines(embeddings, sts.map((r) => ({ a: r.sentence1, b: r.sentence2 })))
+    const tauScores = await pairCosines(embeddings, tau.map((r) => ({ a: r.goal, b: r.step_text })))
+    const t = DEFAULT_DRIFT_THRESHOLDS.embeddings
+    const pick = (keep: (r: TauRecord) => boolean) => tau.map((r, i) => [r, tauScores[i]!] as const).filter(([r]) => keep(r))
+    const auc = (rs: (readonly [TauRecord, number])[]) => rocAuc(rs.map(([, x]) => x), rs.map(([r]) => r.aligned === 1))
+    const flagged = (aligned: number) => {
+      const xs = pick((r) => r.aligned === aligned).map(([, x]) => x)
+      return ((100 * xs.filter((x) => x < t).length) / xs.length).toFixed(1)
+    }
+    cols.embeddings = [
+      (100 * spearman(stsScores, sts.map((r) => r.score))).toFixed(2),
+      (100 * pearson(stsScores, sts.map((r) => r.score))).toFixed(2),
+      auc(pick(() => true)).toFixed(4),
+      auc(pick((r) => !withUid.has(stepKey(r)))).toFixed(4),
+      String(t),
+      flagged(1),
+      flagged(0),
+      (await microsPerCall(embeddings, tau.slice(0, 30).map((r) => r.step_text))).toFixed(0),
+      '–',
+      '–',
+    ]
+  }
   const width = Math.max(...labels.map((l) => l.length))
   console.log(`${''.padEnd(width)}  ${MODES.map((m) => m.padStart(9)).join('  ')}`)
   labels.forEach((l, i) => console.log(`${l.padEnd(width)}  ${MODES.map((m) => (cols[m][i] ?? '').padStart(9)).join('  ')}`))
   console.log(`${withUid.size} of ${tau.length / 2} τ-bench steps contain the on-task user_id.`)
+  if (embeddings === undefined) {
+    console.log('embeddings column skipped: GOALKEEPER_EMBEDDINGS_URL is not set (set it, with _MODEL and _API_KEY, to compare a provider).')
+  } else {
+    console.log(`embeddings: ${embeddings.model} at ${embeddings.url}; µs per check is one provider call, CPU and RSS are the provider's.`)
+  }
 }
 
-main()
+await main()

@@ -170,7 +170,7 @@ export class GoalDNA {
 
   /**
    * Scores and records one action; returns a drift event when it falls below the threshold.
-   * `similarity`, when given, is used instead of the goal's own scorer (see `grade`).
+   * `similarity`, when given, is used instead of the goal's own scorer (see drift-severity.ts `gradeCheck`).
    */
   checkDrift(stepNumber: number, actionText: string, similarity?: number): DriftEvent | null {
     return this.record(stepNumber, actionText, this.grade(actionText, similarity))
