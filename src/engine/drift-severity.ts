@@ -9,16 +9,17 @@ export type DriftSeverity = 'none' | 'low' | 'moderate' | 'high' | 'critical'
 /** The seed's default, which belongs to the `lexical` mode. */
 export const DEFAULT_DRIFT_THRESHOLD = 0.15
 /**
- * Default threshold per mode. `enhanced` (0.1) is calibrated on the τ-bench airline bench slice
+ * Default threshold per mode. `enhanced` (0.115) is calibrated on the τ-bench airline bench slice
  * (its 1,000 on-task steps, held apart by customer from the held-out slice): the score below
- * which 20% of on-task steps fall (0.1003), rounded down to a multiple of 0.005. A 20% per-check
- * false-alarm rate keeps a false `is_drifting()` (4 drifts in a row) near 0.2%; at it 55% of
- * off-task steps are flagged, where `lexical` at 0.15 flags 87% of on-task steps.
+ * which 20% of on-task steps fall (0.1162), rounded down to a multiple of 0.005. A 20% per-check
+ * false-alarm rate keeps a false `is_drifting()` (4 drifts in a row) near 0.2%; many on-task
+ * scores sit at the lifted neutral value just above it, so 12% are flagged at it, and 54% of
+ * off-task steps, where `lexical` at 0.15 flags 87% of on-task steps.
  * `bench/quality.ts` prints both rates. Re-derive it the same way whenever the scorer changes.
  */
 export const DEFAULT_DRIFT_THRESHOLDS: Readonly<Record<SimilarityMode, number>> = {
   lexical: DEFAULT_DRIFT_THRESHOLD,
-  enhanced: 0.1,
+  enhanced: 0.115,
   embeddings: 0.25,
 }
 /*
@@ -31,15 +32,15 @@ export const DEFAULT_DRIFT_THRESHOLDS: Readonly<Record<SimilarityMode, number>> 
  */
 /**
  * Severity bands as fractions of the threshold t: ≥ t none, ≥ b0·t low, ≥ b1·t moderate,
- * ≥ b2·t high, else critical. `enhanced` lifts low scores of short texts toward 0.15 (see
- * `liftLowEvidence`), so its scores rarely fall below 0.4·t and the seed's fractions would leave
- * high and critical nearly empty. [0.8, 0.6, 0.4] keeps every band populated on the same
- * τ-bench slice, with off-task / on-task ratios 0.6 (none), 1.8 (low), 5.1 (moderate),
- * 4.7 (high), 4.5 (critical): low is a weak signal, moderate and worse a strong one.
+ * ≥ b2·t high, else critical. `enhanced` lifts low scores toward 0.12 (see `liftLowEvidence`),
+ * just above 0.8·t, so its scores rarely fall far below t and wider fractions would leave
+ * moderate, high and critical nearly empty. [0.95, 0.9, 0.8] keeps every band populated on the
+ * same τ-bench slice, with off-task / on-task ratios 0.5 (none), 2.5 (low), 5.6 (moderate),
+ * 14 (high), 30 (critical): low is a weak signal, moderate and worse a strong one.
  */
 export const SEVERITY_BANDS: Readonly<Record<SimilarityMode, readonly [number, number, number]>> = {
   lexical: [0.7, 0.4, 0.2],
-  enhanced: [0.8, 0.6, 0.4],
+  enhanced: [0.95, 0.9, 0.8],
   // Unrelated texts cluster just under the threshold and rarely reach 0 (cosines seldom go
   // negative): at 0.25 the bands are low ≥ 0.2, moderate ≥ 0.15, high ≥ 0.1, critical below.
   embeddings: [0.8, 0.6, 0.4],

@@ -2,12 +2,12 @@
  * How GoalDNA scores an action against its goal. GoalDNA only sees this interface, so another
  * similarity mode can be added here without touching its drift logic.
  */
-import { goalBag, similarityToText, type WeightedBag } from './enhanced-similarity.js'
+import { goalBag, similarityToText, type GoalBag } from './enhanced-similarity.js'
 import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigramText, type Fingerprint } from './text.js'
 
 /**
  * Similarity modes: `lexical` is the seed's token + trigram Jaccard, unchanged; `enhanced` is the
- * offline IDF-weighted stem cosine of `enhanced-similarity.ts` (better on STS-B and τ-bench, see
+ * offline IDF-weighted word and n-gram cosine of `enhanced-similarity.ts` (better on STS-B and τ-bench, see
  * `bench/quality.ts`), with its own threshold and severity bands (`goal-dna.ts`). `embeddings` is
  * the cosine of a provider's embedding vectors: the engine does no I/O, so the caller computes it
  * (services/embeddings.ts) and passes it in; without it the check falls back to `enhanced`.
@@ -81,13 +81,13 @@ export class LexicalScorer implements GoalScorer {
 }
 
 /**
- * Cosine of IDF-weighted stem bags, low-evidence scores lifted; the goal's bag (plus context) is
+ * IDF-weighted word and n-gram cosine, low-evidence scores lifted; the goal's bag (plus context) is
  * built once. It is also the scorer of an `embeddings` goal (`mode` says which was asked for):
  * there the cosine comes from outside (GoalDNA's `similarity` argument) and this is the fallback.
  */
 export class EnhancedScorer implements GoalScorer {
   readonly mode: 'enhanced' | 'embeddings'
-  private readonly bag: WeightedBag
+  private readonly bag: GoalBag
   private readonly goal: string
   private trigramStrings: ReadonlySet<string> | undefined
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_DRIFT_THRESHOLDS, GoalDNA, severityOf, SEVERITY_BANDS } from '../../src/engine/goal-dna.js'
+import { NEUTRAL_SIMILARITY } from '../../src/engine/enhanced-similarity.js'
 
 const GOAL = 'Migrate the billing database from MySQL to PostgreSQL without downtime'
 const PLAN = ['Export the schema with pgloader', 'Replay writes through the CDC stream', 'Switch the read replicas']
@@ -24,15 +25,20 @@ describe('GoalDNA with the enhanced similarity', () => {
     const dna = new GoalDNA(GOAL, { similarity: 'enhanced', clock: () => 0 })
     const events = STEPS.map((s, i) => dna.checkDrift(i + 1, s))
     expect(events.map((e) => e !== null)).toEqual([false, true, false, true, false])
-    // The short off-goal step is weaker evidence of drift than the long one.
+    // The short off-goal step is weaker evidence of drift than the long one: lifted further
+    // toward the neutral value. Both stay in the weakest band: sharing no word says little.
+    expect(events[1]!.similarity).toBeGreaterThan(events[3]!.similarity)
     expect(events[1]?.severity).toBe('low')
-    expect(events[3]?.severity).toBe('moderate')
+    expect(events[3]?.severity).toBe('low')
   })
 
   it('context lets plan steps the goal never names count as on track', () => {
     const step = 'Replayed writes through the CDC stream'
-    expect(new GoalDNA(GOAL, { similarity: 'enhanced' }).similarity(step)).toBeLessThan(DEFAULT_DRIFT_THRESHOLDS.enhanced)
-    expect(new GoalDNA(GOAL, { similarity: 'enhanced', context: PLAN }).similarity(step)).toBeGreaterThan(DEFAULT_DRIFT_THRESHOLDS.enhanced)
+    // Without the plan it shares nothing with the goal: a short text, lifted to just under the
+    // neutral value (which sits above the threshold); the plan makes it clearly on track.
+    const alone = new GoalDNA(GOAL, { similarity: 'enhanced' }).similarity(step)
+    expect(alone).toBeLessThan(NEUTRAL_SIMILARITY)
+    expect(new GoalDNA(GOAL, { similarity: 'enhanced', context: PLAN }).similarity(step)).toBeGreaterThan(alone + 0.1)
   })
 
   it('survives a JSON round trip exactly, context included', () => {

@@ -11,7 +11,7 @@ describe('per-session similarity mode', () => {
     const a = await t.createAgent()
     const id = await createSession(t, a, { goal: GOAL, plan: PLAN, config: { similarity: 'enhanced' } })
     const s = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}`, headers: a.headers })).json()
-    expect(s.config).toMatchObject({ similarity: 'enhanced', drift_threshold: 0.1 })
+    expect(s.config).toMatchObject({ similarity: 'enhanced', drift_threshold: 0.115 })
 
     const check = await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift-checks`, headers: a.headers, payload: { action: ACTION } })
     expect(check.statusCode).toBe(200)

@@ -1,0 +1,126 @@
+/**
+ * Character n-grams (3–5 characters of `<word>`, the angle brackets marking its ends) for the
+ * `enhanced` similarity: they let words that share a part meet where whole words don't
+ * ("upgrade"/"upgrading", "FQ8APE"/"fq8ape," or a name inside an identifier).
+ *
+ * An n-gram's weight comes from the same general-corpus rank list as the word weights: each
+ * listed word at rank r counts as Zipf frequency 10 / (r + 10), an n-gram's mass is the sum over
+ * the words that contain it, and its weight is −ln(mass), floored at 0. So an n-gram found in a
+ * single word weighs what that word weighs (ln(1 + r / 10)), one found in many common words
+ * ("ing>") weighs nothing, and an unlisted one weighs as an unlisted word does.
+ *
+ * N-grams are hashed into a fixed table (2^21 slots, 8 MB): a collision merges two masses, which
+ * only lowers a weight, and the same text always gives the same result.
+ */
+
+const MIN_N = 3
+const MAX_N = 5
+const TABLE_BITS = 21
+const TABLE_MASK = (1 << TABLE_BITS) - 1
+const RANK_SCALE = 10
+
+let weights: Float32Array | undefined
+// "Seen in this text" marks, one per table slot (4 MB, made with the table): a slot is seen when
+// it holds the current pass.
+let marks: Uint16Array | undefined
+let pass = 0
+
+/** Calls `visit(slot)` for each 3–5-gram of `<word>` (repeats included). */
+function forEachGram(word: string, visit: (slot: number) => void): void {
+  const len = word.length + 2
+  for (let i = 0; i + MIN_N <= len; i++) {
+    let h = 0x811c9dc5
+    for (let j = i; j < i + MAX_N && j < len; j++) {
+      const c = j === 0 ? 60 : j === len - 1 ? 62 : word.charCodeAt(j - 1)
+      h = Math.imul(h ^ c, 0x01000193)
+      if (j - i + 1 >= MIN_N) visit((h ^ (h >>> TABLE_BITS)) & TABLE_MASK)
+    }
+  }
+}
+
+/** Builds the n-gram weight table from the rank-ordered word list (once per process). */
+export function buildGramWeights(words: readonly string[], unlistedRank: number): void {
+  if (weights !== undefined) return
+  const mass = new Float32Array(TABLE_MASK + 1)
+  marks = new Uint16Array(TABLE_MASK + 1)
+  let f = 0
+  // Each word adds its Zipf frequency once to each of its distinct n-grams.
+  const add = (slot: number): void => {
+    if (firstSeen(slot)) mass[slot]! += f
+  }
+  for (let rank = 0; rank < words.length; rank++) {
+    f = RANK_SCALE / (rank + RANK_SCALE)
+    newPass()
+    forEachGram(words[rank]!, add)
+  }
+  const unlisted = Math.log(1 + unlistedRank / RANK_SCALE)
+  for (let i = 0; i < mass.length; i++) {
+    const m = mass[i]!
+    mass[i] = m === 0 ? unlisted : Math.max(0, -Math.log(m))
+  }
+  weights = mass
+}
+
+/** The n-gram slots of a word, distinct, for caching with the word. */
+export function gramSlots(word: string): Int32Array {
+  const slots = new Set<number>()
+  forEachGram(word, (slot) => slots.add(slot))
+  return Int32Array.from(slots)
+}
+
+/** Weight of one n-gram slot; the table must have been built. */
+export function gramWeight(slot: number): number {
+  return weights![slot]!
+}
+
+/**
+ * A goal's n-grams as an open-addressing table (slot → weight): on the per-check path this is
+ * several times faster than a `Map`.
+ */
+export class GramTable {
+  private readonly keys: Int32Array
+  private readonly values: Float64Array
+  private readonly mask: number
+  readonly norm2: number
+
+  constructor(grams: ReadonlyMap<number, number>) {
+    let size = 16
+    while (size < grams.size * 4) size *= 2
+    this.mask = size - 1
+    this.keys = new Int32Array(size).fill(-1)
+    this.values = new Float64Array(size)
+    let norm2 = 0
+    for (const [slot, w] of grams) {
+      let i = Math.imul(slot, 0x9e3779b1) >>> 0 & this.mask
+      while (this.keys[i] !== -1) i = (i + 1) & this.mask
+      this.keys[i] = slot
+      this.values[i] = w
+      norm2 += w * w
+    }
+    this.norm2 = norm2
+  }
+
+  /** The weight of `slot`, 0 when absent. */
+  get(slot: number): number {
+    for (let i = Math.imul(slot, 0x9e3779b1) >>> 0 & this.mask; ; i = (i + 1) & this.mask) {
+      const k = this.keys[i]!
+      if (k === slot) return this.values[i]!
+      if (k === -1) return 0
+    }
+  }
+}
+
+/** Starts a new text: every slot unseen again, in O(1). */
+export function newPass(): void {
+  if (++pass === 0x10000) {
+    marks!.fill(0)
+    pass = 1
+  }
+}
+
+/** True the first time `slot` is seen in the current pass. */
+export function firstSeen(slot: number): boolean {
+  if (marks![slot] === pass) return false
+  marks![slot] = pass
+  return true
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest'
+import { GramTable, gramSlots, gramWeight } from '../../src/engine/char-grams.js'
+import { codeShapes, mismatchedCodes } from '../../src/engine/code-shapes.js'
+import { goalBag, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+
+describe('character n-grams', () => {
+  it('hashes the 3–5-grams of <word> to distinct slots, the same every time', () => {
+    // "<cat>" has 3 + 2 + 1 = 6 n-grams of 3–5 characters.
+    expect(gramSlots('cat')).toHaveLength(6)
+    expect([...gramSlots('upgrade')]).toEqual([...gramSlots('upgrade')])
+  })
+
+  it('weighs an n-gram of common words less than one of a rare word', () => {
+    wordWeight('flight') // loads the list and the n-gram table
+    const weight = (word: string) => Math.max(...[...gramSlots(word)].map(gramWeight))
+    expect(weight('the')).toBeLessThan(weight('pgloader'))
+    expect(gramWeight(gramSlots('the')[0]!)).toBeGreaterThanOrEqual(0)
+  })
+
+  it('GramTable finds every slot it holds and 0 for others', () => {
+    const grams = new Map([...gramSlots('replica')].map((s, i) => [s, i + 1] as const))
+    const table = new GramTable(grams)
+    for (const [s, w] of grams) expect(table.get(s)).toBe(w)
+    expect(table.get(12345)).toBe(grams.get(12345) ?? 0)
+    expect(table.norm2).toBeCloseTo([...grams.values()].reduce((a, w) => a + w * w, 0), 12)
+  })
+
+  it('lets parts of words meet: a partial match scores above no match', () => {
+    const goal = goalBag('Upgrade the reservation to business class')
+    expect(similarityToText(goal, 'upgrading', 0.5)).toBeGreaterThan(similarityToText(goal, 'weather', 0.5))
+  })
+})
+
+describe('code shapes', () => {
+  it('finds codes with a digit, or all capitals, and their shapes', () => {
+    const codes = codeShapes('Rebook PEP4E0 for mia_li_3668 from JFK on HAT056, not a Word or I')
+    expect([...codes]).toEqual([
+      ['pep4e0', 'AAA9A9'],
+      ['mia_li_3668', 'a_a_9999'],
+      ['jfk', 'AAA'],
+      ['hat056', 'AAA999'],
+    ])
+  })
+
+  it('counts codes of a shape the goal uses that the goal does not name', () => {
+    const goal = codeShapes('Cancel reservation PEP4E0 from JFK')
+    const shapes = new Set(goal.values())
+    expect(mismatchedCodes('get_reservation_details({"reservation_id": "PEP4E0"})', goal, shapes)).toBe(0)
+    expect(mismatchedCodes('get_reservation_details({"reservation_id": "XKQ7T2"})', goal, shapes)).toBe(1)
+    expect(mismatchedCodes('Flight HAT056 from EWR', goal, shapes)).toBe(1) // EWR; HAT056's shape the goal lacks
+    expect(mismatchedCodes('Reservation FQ8APE', goal, shapes)).toBe(0) // AA9AAA: another shape
+    expect(mismatchedCodes('anything FQ8APE', new Map(), new Set())).toBe(0)
+  })
+
+  it('lowers the drift score of an action on another reservation', () => {
+    const goal = goalBag('Cancel reservation PEP4E0, the flight from JFK')
+    const same = similarityToText(goal, 'get_reservation_details({"reservation_id": "PEP4E0"})', 0.5)
+    const other = similarityToText(goal, 'get_reservation_details({"reservation_id": "XKQ7T2"})', 0.5)
+    expect(other).toBeLessThan(same)
+  })
+})
