@@ -27,7 +27,7 @@ export const GoalState = Type.Object(
 const RecitationSource = Type.Union([Type.Literal('goal'), Type.Literal('plan'), Type.Literal('todo'), Type.Literal('memory')])
 const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced'), Type.Literal('embeddings')], {
   description:
-    'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15), the IDF-weighted stem cosine (threshold 0.1), ' +
+    'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), ' +
     'or the cosine of the configured embeddings provider\'s vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; ' +
     'a check whose provider call fails uses `enhanced`).',
 })
@@ -54,7 +54,7 @@ export const SessionConfig = Type.Object(
 export const SessionConfigInput = Type.Object(
   {
     similarity: Type.Optional(SimilarityMode),
-    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.1 for enhanced, 0.25 for embeddings).')),
+    drift_threshold: Type.Optional(Unit('Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings).')),
     consecutive_limit: Type.Optional(Count(1000)),
     history_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     full_cutoff: Type.Optional(Count()),
