@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { DriftEvent } from '../engine/goal-dna.js'
-import type { GoalSession, SessionEvent } from '../engine/goal-session.js'
+import type { GoalSession, SessionEvent, StepResult } from '../engine/goal-session.js'
 import { conflict } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import { enqueue } from '../webhooks/outbox.js'
@@ -21,6 +21,40 @@ export interface MutationOutcome<T> {
   write?: (now: number, version: number) => void
   /** The op the mutation applied with `applyOp`, journaled instead of a snapshot; absent: snapshot. */
   op?: SessionOp
+}
+
+/** Called with a mutation's result inside the transaction that writes it. */
+export type WithWrite<T> = (result: T) => void
+
+/** A step's outcome: its events, its drift event and its row (the step's journal entry), written at the version the write produces. */
+export function stepOutcome(
+  q: SessionStatements,
+  meta: SessionKey,
+  input: { description: string; output: string },
+  raw: StepResult & { events: SessionEvent[] },
+  withWrite?: WithWrite<StepResult>,
+): MutationOutcome<StepResult> {
+  const { events, ...result } = raw
+  return {
+    result,
+    events,
+    drift_events: result.drift.event === null ? [] : [result.drift.event],
+    write: (now, version) => {
+      q.insertStep.run({
+        session_id: meta.id,
+        step_number: result.step_number,
+        agent_id: meta.agent_id,
+        description: input.description,
+        output: input.output,
+        verification: JSON.stringify(result.verification),
+        drift: JSON.stringify(result.drift),
+        recommended_action: result.verification.recommended_action,
+        created_at: now,
+        version,
+      })
+      withWrite?.(result)
+    },
+  }
 }
 
 export interface SessionWriter {

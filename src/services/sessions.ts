@@ -28,7 +28,7 @@ import type { GoalEmbeddings } from './embeddings.js'
 import type { Page } from './pagination.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, withSimilarity, type LookedUp } from './session-embeddings.js'
 import { SessionEngineStore } from './session-engine-store.js'
-import { assertActive, raceConflict, type MutationOutcome } from './session-write.js'
+import { assertActive, raceConflict, stepOutcome, type MutationOutcome, type WithWrite } from './session-write.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './session-model.js'
 import type { OpResults } from './session-ops.js'
 import { intCursor, type SessionKey } from './session-store.js'
@@ -53,8 +53,7 @@ export interface SessionsDeps {
   reminderDeferMs?: number
 }
 
-/** Called with a mutation's result inside the transaction that writes it. */
-export type WithWrite<T> = (result: T) => void
+export type { WithWrite } from './session-write.js'
 
 /** Attempts of an LLM-verified step before a lost race becomes a 409. */
 const STEP_ATTEMPTS = 3
@@ -87,12 +86,9 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   create(agentId: string, input: CreateSessionInput): Session {
-    if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) {
-      const message = `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`
-      throw badRequest(`Invalid config: similarity ${message}.`, [{ path: 'body/config/similarity', message }])
-    }
     let session: GoalSession
     try {
+      if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) throw new SessionConfigError('similarity', `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`)
       session = this.engines.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
     } catch (err) {
       if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: `body/config/${err.field}`, message: err.message }])
@@ -199,31 +195,9 @@ export class SessionsService implements TurnPartsProvider {
     return result
   }
 
-  private stepOutcome(
-    meta: SessionKey, description: string, output: string, raw: OpResults['step'], withWrite?: WithWrite<StepResult>, looked?: LookedUp,
-  ): MutationOutcome<StepResult> {
-    const { events, ...result } = raw
-    noteFallback(result.drift, looked)
-    return {
-      result,
-      events,
-      drift_events: result.drift.event === null ? [] : [result.drift.event],
-      write: (now, version) => {
-        this.q.insertStep.run({
-          session_id: meta.id,
-          step_number: result.step_number,
-          agent_id: meta.agent_id,
-          description,
-          output,
-          verification: JSON.stringify(result.verification),
-          drift: JSON.stringify(result.drift),
-          recommended_action: result.verification.recommended_action,
-          created_at: now,
-          version,
-        })
-        withWrite?.(result)
-      },
-    }
+  private stepOutcome(meta: SessionKey, description: string, output: string, raw: OpResults['step'], withWrite?: WithWrite<StepResult>, looked?: LookedUp): MutationOutcome<StepResult> {
+    noteFallback(raw.drift, looked)
+    return stepOutcome(this.q, meta, { description, output }, raw, withWrite)
   }
 
   steps(agentId: string, id: string, limit: number, cursor?: string): Page<StepLogEntry> {
