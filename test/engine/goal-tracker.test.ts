@@ -230,7 +230,8 @@ describe('LLM verification', () => {
     expect(v.alignment_score).toBe(0.15)
     expect(v.reasoning).toMatch(/timed out after 30 ms; heuristic used/)
     await t.verifyStep(OFF[1]!, '', async () => '0.2')
-    expect(timers()).toBe(before)
+    // At most: a timer of an earlier test file run in this worker may expire meanwhile.
+    expect(timers()).toBeLessThanOrEqual(before)
   })
 
   it('falls back on garbage and on errors', async () => {
