@@ -35,6 +35,8 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_EMBEDDINGS_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   // Short: it bounds the wait a step or drift check adds before falling back to `enhanced`.
   GOALKEEPER_EMBEDDINGS_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
+  GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES: Type.Integer({ default: 5, minimum: 1 }),
+  GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS: Type.Integer({ default: 30000, minimum: 1 }),
 })
 
 type Env = Static<typeof EnvSchema>
@@ -51,6 +53,8 @@ export interface EmbeddingsConfig {
   apiKey: string | undefined
   model: string
   timeoutMs: number
+  /** After `failures` consecutive failed checks, no calls for `cooldownMs` (then one trial call). */
+  breaker: { failures: number; cooldownMs: number }
 }
 
 export interface Config {
@@ -128,6 +132,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
           apiKey: e.GOALKEEPER_EMBEDDINGS_API_KEY,
           model: e.GOALKEEPER_EMBEDDINGS_MODEL ?? 'text-embedding-3-small',
           timeoutMs: e.GOALKEEPER_EMBEDDINGS_TIMEOUT_MS,
+          breaker: { failures: e.GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES, cooldownMs: e.GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS },
         }
       : undefined,
   }

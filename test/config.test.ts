@@ -59,6 +59,8 @@ describe('loadConfig', () => {
     ['GOALKEEPER_EMBEDDINGS_URL', 'http://'],
     ['GOALKEEPER_EMBEDDINGS_URL', 'http://bad host/v1/embeddings'],
     ['GOALKEEPER_EMBEDDINGS_TIMEOUT_MS', '0'],
+    ['GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES', '0'],
+    ['GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS', '1.5'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     const run = () => loadConfig({ [name]: value })
     expect(run).toThrow(ConfigError)
@@ -67,7 +69,7 @@ describe('loadConfig', () => {
 
   it('configures an embeddings provider only when its URL is set', () => {
     const c = loadConfig({ GOALKEEPER_EMBEDDINGS_URL: 'http://127.0.0.1:8081/v1/embeddings', GOALKEEPER_EMBEDDINGS_API_KEY: 'sk-1' })
-    expect(c.embeddings).toEqual({ url: 'http://127.0.0.1:8081/v1/embeddings', apiKey: 'sk-1', model: 'text-embedding-3-small', timeoutMs: 2000 })
+    expect(c.embeddings).toEqual({ url: 'http://127.0.0.1:8081/v1/embeddings', apiKey: 'sk-1', model: 'text-embedding-3-small', timeoutMs: 2000, breaker: { failures: 5, cooldownMs: 30000 } })
     expect(loadConfig({ GOALKEEPER_EMBEDDINGS_MODEL: 'x', GOALKEEPER_EMBEDDINGS_URL: ' ' }).embeddings).toBeUndefined()
   })
 })

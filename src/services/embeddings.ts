@@ -4,17 +4,33 @@
  * the engine then grades. The goal's vector is fetched once and kept in memory (an LRU keyed by
  * goal text, so a changed goal is fetched anew); after a restart it is fetched again on first use.
  * Any failure (timeout, HTTP error, malformed answer, dimension mismatch) is returned as a
- * fallback reason, never thrown: the check then uses `enhanced` and says why.
+ * fallback reason, never thrown: the check then uses `enhanced` and says why. A circuit breaker
+ * (circuit-breaker.ts) skips the provider for a while after consecutive failures.
  */
 import { LRUCache } from 'lru-cache'
 import type { Dispatcher } from 'undici'
 import type { EmbeddingsConfig } from '../config.js'
+import { wallClock, type Clock } from '../engine/clock.js'
 import { embeddingCosine, parseEmbeddings } from '../engine/embedding-vectors.js'
+import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js'
 
 /** Embeds the inputs with one HTTP call; resolves with one vector per input, in order. */
 export type EmbedFn = (inputs: string[]) => Promise<Float64Array[]>
 
 export type EmbeddingSimilarity = { kind: 'similarity'; similarity: number } | { kind: 'fallback'; reason: string }
+
+/** Why a check fell back, coarsely (the metrics label). */
+export type FallbackCause = 'timeout' | 'error' | 'circuit_open'
+
+export interface GoalEmbeddingsOptions {
+  cacheMax?: number
+  /** Defaults to 5 failures and 30 s: an outage then costs 5 timeouts, not one per check. */
+  breaker?: BreakerOptions
+  clock?: Clock
+  onFallback?: (cause: FallbackCause) => void
+}
+
+const DEFAULT_BREAKER: BreakerOptions = { failures: 5, cooldownMs: 30_000 }
 
 /** Room for a batch of 3072-dimension vectors as JSON text; a single one is ~70 kB. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -72,17 +88,21 @@ async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** The goal-vector cache and the timeout around one similarity. */
+/** The goal-vector cache, the timeout around one similarity and the circuit breaker around the provider. */
 export class GoalEmbeddings {
   private readonly embed: EmbedFn
   readonly timeoutMs: number
   // Promises, so concurrent steps of one goal share one request; a failed one is dropped.
   private readonly goals: LRUCache<string, Promise<Float64Array>>
+  private readonly breaker: CircuitBreaker
+  private readonly onFallback: (cause: FallbackCause) => void
 
-  constructor(embed: EmbedFn, timeoutMs: number, cacheMax = GOAL_VECTOR_CACHE_MAX) {
+  constructor(embed: EmbedFn, timeoutMs: number, options: GoalEmbeddingsOptions = {}) {
     this.embed = embed
     this.timeoutMs = timeoutMs
-    this.goals = new LRUCache({ max: cacheMax })
+    this.goals = new LRUCache({ max: options.cacheMax ?? GOAL_VECTOR_CACHE_MAX })
+    this.breaker = new CircuitBreaker(options.breaker ?? DEFAULT_BREAKER, options.clock ?? wallClock)
+    this.onFallback = options.onFallback ?? (() => {})
   }
 
   private goalVector(goal: string): Promise<Float64Array> {
@@ -97,25 +117,41 @@ export class GoalEmbeddings {
     return vector
   }
 
-  private failure(err: unknown): string {
+  private fallback(cause: FallbackCause, reason: string): EmbeddingSimilarity {
+    this.onFallback(cause)
+    return { kind: 'fallback', reason }
+  }
+
+  private failure(err: unknown): EmbeddingSimilarity {
     // undici's own timeout (the AbortSignal) may beat the timer below by a tick: same cause, same words.
-    if (err instanceof Error && (err.name.includes('Timeout') || err.name === 'AbortError')) return `embeddings timed out after ${this.timeoutMs} ms`
-    return `embeddings failed (${err instanceof Error ? err.message : String(err)})`
+    if (err instanceof Error && (err.name.includes('Timeout') || err.name === 'AbortError')) return this.timedOut()
+    return this.fallback('error', `embeddings failed (${err instanceof Error ? err.message : String(err)})`)
+  }
+
+  private timedOut(): EmbeddingSimilarity {
+    return this.fallback('timeout', `embeddings timed out after ${this.timeoutMs} ms`)
   }
 
   /** Cosine of `text` to `goal` in [0, 1], or why there is none; within `timeoutMs` in any case. */
   async similarity(goal: string, text: string): Promise<EmbeddingSimilarity> {
+    const refusal = this.breaker.refusal()
+    if (refusal !== undefined) return this.fallback('circuit_open', refusal)
     let timer: ReturnType<typeof setTimeout> | undefined
-    const timeout = new Promise<EmbeddingSimilarity>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'fallback', reason: `embeddings timed out after ${this.timeoutMs} ms` }), this.timeoutMs)
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
     })
+    // The cosine may throw too (dimension mismatch): caught with the rest.
     const answer = Promise.all([this.goalVector(goal), this.embed([text]).then((vs) => vs[0]!)])
-      .then(([g, a]): EmbeddingSimilarity => ({ kind: 'similarity', similarity: embeddingCosine(g, a) }))
-      .catch((err: unknown): EmbeddingSimilarity => ({ kind: 'fallback', reason: this.failure(err) }))
-    try {
-      return await Promise.race([answer, timeout])
-    } finally {
-      clearTimeout(timer)
+      .then(([g, a]) => embeddingCosine(g, a))
+      .catch((err: unknown) => ({ err }))
+    const outcome = await Promise.race([answer, timeout]) // neither rejects
+    clearTimeout(timer)
+    // One check is one success or failure, however many requests it made.
+    if (typeof outcome === 'number') {
+      this.breaker.succeeded()
+      return { kind: 'similarity', similarity: outcome }
     }
+    this.breaker.failed()
+    return outcome === 'timeout' ? this.timedOut() : this.failure(outcome.err)
   }
 }

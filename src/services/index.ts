@@ -37,7 +37,12 @@ export function createServices(deps: ServiceDeps) {
     ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
     ...(deps.config.embeddings === undefined
       ? {}
-      : { embeddings: new GoalEmbeddings(createEmbed(deps.config.embeddings), deps.config.embeddings.timeoutMs) }),
+      : {
+          embeddings: new GoalEmbeddings(createEmbed(deps.config.embeddings), deps.config.embeddings.timeoutMs, {
+            breaker: deps.config.embeddings.breaker,
+            clock: deps.clock,
+          }),
+        }),
   })
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.

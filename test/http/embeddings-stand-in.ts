@@ -36,10 +36,12 @@ export interface SeenRequest {
 /**
  * A stand-in OpenAI-compatible `/v1/embeddings` endpoint on 127.0.0.1; the first path segment
  * picks the behaviour: `ok`, `slow` (answers after 1 s), `broken` (500), `garbage` (not JSON),
- * `empty` (no `data`), `short` (half-length vectors for texts mentioning reddit).
+ * `empty` (no `data`), `short` (half-length vectors for texts mentioning reddit), `switch` (whichever
+ * of those `setSwitch` last chose, `ok` at first: a provider that goes down and comes back).
  */
-export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[]; close(): Promise<void> }> {
+export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[]; setSwitch(mode: string): void; close(): Promise<void> }> {
   const seen: SeenRequest[] = []
+  let switched = 'ok'
   const server: Server = createServer((req, res) => {
     let raw = ''
     req.on('data', (c) => (raw += c))
@@ -47,7 +49,8 @@ export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[
       const body = JSON.parse(raw) as SeenRequest['body']
       seen.push({ path: req.url ?? '', authorization: req.headers.authorization, body })
       const inputs = Array.isArray(body.input) ? body.input : [body.input]
-      const mode = (req.url ?? '').split('/')[1]
+      const segment = (req.url ?? '').split('/')[1]
+      const mode = segment === 'switch' ? switched : segment
       const answer = (dim: (t: string) => number) =>
         res.writeHead(200, { 'content-type': 'application/json' }).end(
           JSON.stringify({ object: 'list', model: body.model, data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: standInVector(t, dim(t)) })) }),
@@ -65,6 +68,7 @@ export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    setSwitch: (mode: string) => void (switched = mode),
     async close() {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
