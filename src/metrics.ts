@@ -11,6 +11,7 @@ export interface Metrics {
   driftEvents: Counter<'severity'>
   reminderFires: Counter<'trigger_type'>
   webhookAttempts: Counter<'outcome'>
+  embeddingsFallbacks: Counter<'reason'>
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
@@ -48,6 +49,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       name: 'goalkeeper_webhook_attempts_total',
       help: 'Webhook delivery attempts by outcome (success, failure, timeout, ...).',
       labelNames: ['outcome'],
+      registers,
+    }),
+    embeddingsFallbacks: new Counter({
+      name: 'goalkeeper_embeddings_fallbacks_total',
+      help: 'Embeddings checks scored by enhanced instead, by reason (timeout, error, circuit_open).',
+      labelNames: ['reason'],
       registers,
     }),
   }

@@ -41,6 +41,7 @@ export function createServices(deps: ServiceDeps) {
           embeddings: new GoalEmbeddings(createEmbed(deps.config.embeddings), deps.config.embeddings.timeoutMs, {
             breaker: deps.config.embeddings.breaker,
             clock: deps.clock,
+            onFallback: (reason) => deps.metrics.embeddingsFallbacks.inc({ reason }),
           }),
         }),
   })

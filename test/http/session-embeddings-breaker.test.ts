@@ -56,6 +56,10 @@ describe('embeddings circuit breaker', () => {
     expect(standIn.seen.length).toBe(from + 2) // the trial: goal and action
     expect((await check()).similarity_mode).toBe('embeddings')
     expect(standIn.seen.length).toBe(from + 3)
+
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
+    expect(metrics).toContain('goalkeeper_embeddings_fallbacks_total{reason="timeout"} 3')
+    expect(metrics).toContain('goalkeeper_embeddings_fallbacks_total{reason="circuit_open"} 2')
   })
 
   it('a failed trial after the cool-down re-opens the circuit', async () => {
