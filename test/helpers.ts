@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3'
 import { afterEach } from 'vitest'
 import { loadConfig, type Config } from '../src/config.js'
 import { openDb, type DbHandle } from '../src/db/client.js'
@@ -61,4 +62,14 @@ export async function buildTestApp(overrides: TestAppOverrides = {}): Promise<Te
   }
   open.push(t)
   return t
+}
+
+/**
+ * Subscribes `agentId` to every event with a webhook row (no dispatcher runs in these tests, so
+ * nothing is sent): the outbox stores a message only when some subscription wants it.
+ */
+export function subscribeToEvents(sqlite: Database.Database, agentId: string): void {
+  sqlite
+    .prepare("INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES (?, ?, 'http://127.0.0.1:9/hook', 'whsec_dGVzdA==', 0, 0)")
+    .run(`wh_${agentId}`, agentId)
 }

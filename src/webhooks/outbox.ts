@@ -45,7 +45,7 @@ const statements = perConnection(
 
 /**
  * Writes one outbox message and one pending delivery per active subscription of `agentId` that
- * wants `type`. Call it inside the transaction that makes the change the event reports, so the
+ * wants `type`; nothing when none does (`message_id` is then the id the event would have had). Call it inside the transaction that makes the change the event reports, so the
  * event exists exactly when that change commits (better-sqlite3 transactions belong to the
  * connection, so raw and drizzle writes on it share the transaction):
  *
@@ -67,12 +67,14 @@ export function enqueue(
 ): EnqueueResult {
   const s = statements(sqlite)
   const messageId = newId('msg', nowMs)
-  const payload = JSON.stringify({ type, timestamp: isoAt(nowMs), data })
-  s.message.run(messageId, agentId, type, payload, nowMs)
   const targets =
     opts.onlyWebhookId !== undefined
       ? s.one.all(agentId, opts.onlyWebhookId)
       : s.active.all(agentId).filter((w) => subscribes(w.event_types, type))
+  // Only deliveries ever read a message: one that no subscription wants would be a row per session
+  // event that nothing reads or prunes.
+  if (targets.length === 0) return { message_id: messageId, deliveries: 0 }
+  s.message.run(messageId, agentId, type, JSON.stringify({ type, timestamp: isoAt(nowMs), data }), nowMs)
   for (const w of targets) s.delivery.run(newId('dlv', nowMs), agentId, messageId, w.id, nowMs, nowMs, nowMs)
   return { message_id: messageId, deliveries: targets.length }
 }

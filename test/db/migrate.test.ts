@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CACHE_SIZE_KIB, openDb } from '../../src/db/client.js'
 import { MIGRATIONS_FOLDER, migrationsApplied, runMigrations } from '../../src/db/migrate.js'
+import { migrationsBefore } from './migrations-before.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -70,5 +71,28 @@ describe('0009 session journal', () => {
     expect(columns).not.toContain('snapshot')
     expect(h.sqlite.prepare('SELECT id, version FROM sessions').all()).toEqual([{ id: 'ses_1', version: 7 }])
     h.close()
+  })
+})
+
+describe('0013 unread webhook messages', () => {
+  it('drops stored events that no delivery refers to, and keeps the others', () => {
+    const before = migrationsBefore('0013')
+    const h = openDb(':memory:')
+    try {
+      runMigrations(h, before.folder)
+      const q = (sql: string) => h.sqlite.prepare(sql).run()
+      q("INSERT INTO agents (id, name, created_at) VALUES ('agt_1', 'a', 1)")
+      q("INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES ('whk_1', 'agt_1', 'http://127.0.0.1:9/', 's', 1, 1)")
+      for (const id of ['msg_read', 'msg_unread']) {
+        q(`INSERT INTO webhook_messages (id, agent_id, event_type, payload, created_at) VALUES ('${id}', 'agt_1', 'session.stalled', '{}', 1)`)
+      }
+      q(`INSERT INTO webhook_deliveries (id, agent_id, message_id, webhook_id, state, attempts, next_attempt_at, created_at, updated_at)
+         VALUES ('dlv_1', 'agt_1', 'msg_read', 'whk_1', 'delivered', 1, NULL, 1, 1)`)
+      runMigrations(h)
+      expect(h.sqlite.prepare('SELECT id FROM webhook_messages').all()).toEqual([{ id: 'msg_read' }])
+    } finally {
+      h.close()
+      before.dispose()
+    }
   })
 })

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { buildTestApp } from '../helpers.js'
+import { buildTestApp, subscribeToEvents } from '../helpers.js'
 import { createSession, dumpTables, GOAL, postStep, RUN } from './sessions-fixtures.js'
 
 it('pitfalls and tried approaches (duplicates ignored) feed the reminder; a new goal clears them', async () => {
@@ -50,6 +50,7 @@ it('pitfalls and tried approaches (duplicates ignored) feed the reminder; a new 
 it('drift checks record events; trend and events list reflect them', async () => {
   const t = await buildTestApp()
   const a = await t.createAgent()
+  subscribeToEvents(t.handle.sqlite, a.id)
   const id = await createSession(t, a, { goal: 'Build a REST API for user management with authentication', config: { consecutive_limit: 1 } })
   const url = `/v1/sessions/${id}`
   const on = (await t.app.inject({ method: 'POST', url: `${url}/drift-checks`, headers: a.headers, payload: { action: 'build the REST API for user management with authentication' } })).json()

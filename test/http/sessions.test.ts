@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { buildTestApp } from '../helpers.js'
+import { buildTestApp, subscribeToEvents } from '../helpers.js'
 import { createSession, dumpTables, GOAL, PLAN, postStep, RUN, SESSION_ROUTES } from './sessions-fixtures.js'
 
 describe('sessions lifecycle', () => {
@@ -149,6 +149,7 @@ describe('step verdicts', () => {
   it('an on-track run that drifts and loops: verdicts, drift episode events and metrics', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
+    subscribeToEvents(t.handle.sqlite, a.id)
     const id = await createSession(t, a)
     const results = []
     for (const d of RUN) {

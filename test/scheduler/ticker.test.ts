@@ -7,7 +7,6 @@ let ticker: Ticker
 beforeEach(() => {
   f = reminderFixture('2026-11-22T09:00:00.000Z')
   ticker = new Ticker({ handle: f.handle, clock: f.clock })
-  // Messages are written even without subscribers; a webhook makes deliveries visible too.
 })
 afterEach(() => f.handle.close())
 

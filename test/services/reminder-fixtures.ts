@@ -3,8 +3,9 @@ import { runMigrations } from '../../src/db/migrate.js'
 import { RemindersService } from '../../src/services/reminders.js'
 import { ReminderSearch } from '../../src/services/reminder-search.js'
 import { SettingsService } from '../../src/services/settings.js'
+import { subscribeToEvents } from '../helpers.js'
 
-/** A migrated in-memory database, two agents, the reminder services and a settable clock. */
+/** A migrated in-memory database, two agents subscribed to every event, the reminder services and a settable clock. */
 export function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
   const handle: DbHandle = openDb(':memory:')
   runMigrations(handle)
@@ -12,6 +13,7 @@ export function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
   const clock = () => time.now
   for (const id of ['agt_a', 'agt_b']) {
     handle.sqlite.prepare('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0)').run(id, id)
+    subscribeToEvents(handle.sqlite, id)
   }
   const settings = new SettingsService(handle.sqlite, clock)
   const reminders = new RemindersService(handle.sqlite, settings, clock)
