@@ -11,12 +11,10 @@
  * Each row also gives the server's own CPU time per request (from /proc), the figure to watch
  * when profiling: the req/s of both servers move with whatever else the machine runs.
  *
- * Each scenario is measured right after its own baseline. This machine's speed can shift by half
- * between one 10 s run and the next, which swings a ratio as much; `--rounds N` splits both
- * measurements into N alternating slices of duration/N (same total time) so that a shift hits both
- * sides alike. Then req/s and CPU are over all slices, p50 is their median and p99 the worst slice.
+ * Each scenario is measured right after its own baseline, so a shift in this machine's speed
+ * between scenarios does not land between a route and the figure it is compared with.
  *
- * Flags: --duration S (default 10), --rounds N (1), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
+ * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
  * --no-build (use the dist/ already built), --only steps|drift|reminder (that scenario and its
  * baseline), --wal-checkpoint worker (GOALKEEPER_WAL_CHECKPOINT). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
  * Any non-2xx response or connection error fails the run (exit code 1).
@@ -31,7 +29,6 @@ const fromSource = hasFlag('tsx')
 const warmup = flag('warmup', 2)
 const sessionCount = flag('sessions', 50)
 const only = flagValue('only')
-const rounds = Math.max(1, Math.round(flag('rounds', 1)))
 
 interface Row {
   result: Measured
@@ -43,52 +40,21 @@ interface Row {
 
 type Measured = LoadResult & { cpuPerRequest: number }
 
-interface Slice { result: LoadResult; cpu: number }
-
-async function slice(server: ChildServer, scenario: Scenario, seconds: number): Promise<Slice> {
+async function measure(server: ChildServer, scenario: Scenario): Promise<Measured> {
   const cpu0 = server.cpuMicros()
-  const result = await runLoad(server.baseUrl, scenario, { connections, duration: seconds })
-  return { result, cpu: server.cpuMicros() - cpu0 }
+  const result = await runLoad(server.baseUrl, scenario, { connections, duration })
+  const cpuPerRequest = (server.cpuMicros() - cpu0) / result.requests
+  console.log(`  ${scenario.name.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${result.p99} ms  server CPU ${cpuPerRequest.toFixed(0)} µs/req`)
+  return { ...result, cpuPerRequest }
 }
 
-function combine(slices: Slice[]): Measured {
-  const results = slices.map((s) => s.result)
-  const requests = results.reduce((n, r) => n + r.requests, 0)
-  const seconds = results.reduce((n, r) => n + r.seconds, 0)
-  const p50s = results.map((r) => r.p50).sort((a, b) => a - b)
-  const statusCounts: Record<string, number> = {}
-  for (const r of results) for (const [code, n] of Object.entries(r.statusCounts)) statusCounts[code] = (statusCounts[code] ?? 0) + n
-  const measured: Measured = {
-    name: results[0]!.name,
-    requests,
-    seconds,
-    rps: requests / seconds,
-    p50: p50s[Math.floor(p50s.length / 2)]!,
-    p99: Math.max(...results.map((r) => r.p99)),
-    errors: results.reduce((n, r) => n + r.errors, 0),
-    non2xx: results.reduce((n, r) => n + r.non2xx, 0),
-    statusCounts,
-    sample: results.find((r) => r.sample !== undefined)?.sample,
-    cpuPerRequest: slices.reduce((n, s) => n + s.cpu, 0) / requests,
-  }
-  const m = measured
-  console.log(`  ${m.name.padEnd(34)} ${m.rps.toFixed(0).padStart(7)} req/s  p99 ${m.p99} ms  server CPU ${m.cpuPerRequest.toFixed(0)} µs/req`)
-  return measured
-}
-
-/** A scenario and its baseline, warmed up, then measured in `rounds` alternating slices. */
+/** A scenario and its baseline, each warmed up, then measured one right after the other. */
 async function paired(base: ChildServer, baseScenario: Scenario, server: ChildServer, scenario: Scenario): Promise<[Measured, Measured]> {
   if (warmup > 0) {
     await runLoad(base.baseUrl, baseScenario, { connections, duration: warmup })
     await runLoad(server.baseUrl, scenario, { connections, duration: warmup })
   }
-  const a: Slice[] = []
-  const b: Slice[] = []
-  for (let i = 0; i < rounds; i++) {
-    a.push(await slice(base, baseScenario, duration / rounds))
-    b.push(await slice(server, scenario, duration / rounds))
-  }
-  return [combine(a), combine(b)]
+  return [await measure(base, baseScenario), await measure(server, scenario)]
 }
 
 function roundRobin<T>(xs: T[]): () => T {
@@ -98,7 +64,7 @@ function roundRobin<T>(xs: T[]): () => T {
 
 async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
-  console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario in ${rounds} round(s) (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const baseline = await startBaseline()
   const goalkeeper = await startGoalkeeper({ fromSource, walCheckpoint: flagValue('wal-checkpoint') })
   try {
