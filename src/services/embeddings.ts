@@ -13,6 +13,7 @@ import type { EmbeddingsConfig } from '../config.js'
 import { wallClock, type Clock } from '../engine/clock.js'
 import { embeddingCosine, parseEmbeddings } from '../engine/embedding-vectors.js'
 import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js'
+import { providerPost } from './provider-http.js'
 
 /** Embeds the inputs with one HTTP call; resolves with one vector per input, in order. */
 export type EmbedFn = (inputs: string[]) => Promise<Float64Array[]>
@@ -44,48 +45,16 @@ export function embeddingsUrl(base: string): string {
 }
 
 export function createEmbed(config: EmbeddingsConfig, dispatcher?: Dispatcher): EmbedFn {
-  const url = embeddingsUrl(config.url)
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`
-  // As in llm-verify.ts: undici only loads in a process that has a provider configured.
-  const undici = import('undici')
-  undici.catch(() => {})
-  return async (inputs: string[]): Promise<Float64Array[]> => {
-    const { request } = await undici
-    const res = await request(url, {
-      method: 'POST',
-      headers,
-      // A single input goes as a string, the form every OpenAI-compatible server accepts.
-      body: JSON.stringify({ model: config.model, input: inputs.length === 1 ? inputs[0] : inputs }),
-      signal: AbortSignal.timeout(config.timeoutMs),
-      headersTimeout: config.timeoutMs,
-      bodyTimeout: config.timeoutMs,
-      ...(dispatcher === undefined ? {} : { dispatcher }),
-    })
-    const text = await readCapped(res.body)
-    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`embeddings endpoint answered ${res.statusCode}`)
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      throw new Error('embeddings endpoint answered with invalid JSON')
-    }
-    return parseEmbeddings(json, inputs.length)
-  }
-}
-
-async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy()
-      throw new Error('embeddings answer too large')
-    }
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+  const post = providerPost({
+    url: embeddingsUrl(config.url),
+    apiKey: config.apiKey,
+    timeoutMs: config.timeoutMs,
+    maxAnswerBytes: MAX_ANSWER_BYTES,
+    label: 'embeddings',
+    dispatcher,
+  })
+  // A single input goes as a string, the form every OpenAI-compatible server accepts.
+  return async (inputs: string[]) => parseEmbeddings(await post({ model: config.model, input: inputs.length === 1 ? inputs[0] : inputs }), inputs.length)
 }
 
 /** The goal-vector cache, the timeout around one similarity and the circuit breaker around the provider. */
