@@ -13,7 +13,7 @@ import type { EmbeddingsConfig } from '../config.js'
 import { wallClock, type Clock } from '../engine/clock.js'
 import { embeddingCosine, parseEmbeddings } from '../engine/embedding-vectors.js'
 import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js'
-import { providerPost } from './provider-http.js'
+import { providerPost, ProviderStatusError } from './provider-http.js'
 
 /** Embeds the inputs with one HTTP call; resolves with one vector per input, in order. */
 export type EmbedFn = (inputs: string[]) => Promise<Float64Array[]>
@@ -119,6 +119,12 @@ export class GoalEmbeddings {
     if (typeof outcome === 'number') {
       this.breaker.succeeded()
       return { kind: 'similarity', similarity: outcome }
+    }
+    // A refused input (a text over the model's limit, say) shows the provider is up: counting it
+    // as a failure would let one agent's inputs open the circuit for every agent.
+    if (outcome !== 'timeout' && outcome.err instanceof ProviderStatusError && outcome.err.refusedInput) {
+      this.breaker.succeeded()
+      return this.failure(outcome.err)
     }
     this.breaker.failed()
     return outcome === 'timeout' ? this.timedOut() : this.failure(outcome.err)

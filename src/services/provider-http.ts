@@ -16,6 +16,20 @@ export interface ProviderOptions {
   dispatcher?: Dispatcher | undefined
 }
 
+/** A non-2xx answer, with its status. */
+export class ProviderStatusError extends Error {
+  readonly status: number
+  constructor(label: string, status: number) {
+    super(`${label} endpoint answered ${status}`)
+    this.status = status
+  }
+
+  /** A 4xx other than 408 and 429: the provider is up and refused this input, not down. */
+  get refusedInput(): boolean {
+    return this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429
+  }
+}
+
 /** Returns `post(body)`, which resolves with the parsed JSON answer. */
 export function providerPost(opts: ProviderOptions): (body: unknown) => Promise<unknown> {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
@@ -37,7 +51,7 @@ export function providerPost(opts: ProviderOptions): (body: unknown) => Promise<
       ...(opts.dispatcher === undefined ? {} : { dispatcher: opts.dispatcher }),
     })
     const text = await readCapped(res.body, opts)
-    if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`${opts.label} endpoint answered ${res.statusCode}`)
+    if (res.statusCode < 200 || res.statusCode >= 300) throw new ProviderStatusError(opts.label, res.statusCode)
     try {
       return JSON.parse(text) as unknown
     } catch {

@@ -36,7 +36,8 @@ export interface SeenRequest {
 /**
  * A stand-in OpenAI-compatible `/v1/embeddings` endpoint on 127.0.0.1; the first path segment
  * picks the behaviour: `ok`, `slow` (answers after 1 s), `broken` (500), `garbage` (not JSON),
- * `empty` (no `data`), `short` (half-length vectors for texts mentioning reddit), `switch` (whichever
+ * `empty` (no `data`), `short` (half-length vectors for texts mentioning reddit), `limited` (400 for
+ * an input over 5,000 characters, as a provider does past its model's token limit), `switch` (whichever
  * of those `setSwitch` last chose, `ok` at first: a provider that goes down and comes back).
  */
 export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[]; setSwitch(mode: string): void; close(): Promise<void> }> {
@@ -56,6 +57,10 @@ export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[
           JSON.stringify({ object: 'list', model: body.model, data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: standInVector(t, dim(t)) })) }),
         )
       if (mode === 'ok') return answer(() => DIM)
+      if (mode === 'limited') {
+        if (inputs.some((t) => t.length > 5000)) return res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"input too long"}}')
+        return answer(() => DIM)
+      }
       if (mode === 'short') return answer((t) => (t.includes('reddit') ? DIM / 2 : DIM))
       if (mode === 'slow') return void setTimeout(() => answer(() => DIM), 1000).unref()
       if (mode === 'broken') return res.writeHead(500).end('boom')

@@ -75,4 +75,19 @@ describe('embeddings circuit breaker', () => {
     expect((await check()).similarity_fallback).toBe(`${OPEN}, retrying in 29 s`)
     expect(standIn.seen.length).toBe(from + 2)
   })
+
+  it("one agent's refused inputs (a 4xx) never open the circuit for another agent", async () => {
+    const { t, a, id, check } = await breakerApp('limited')
+    const long = `${ACTION} ${'x'.repeat(6000)}`
+    for (let i = 0; i < 5; i++) {
+      const res = await postStep(t, a, id, long)
+      expect(res.statusCode).toBe(201)
+      expect(res.json().drift).toMatchObject({ similarity_mode: 'enhanced', similarity_fallback: 'embeddings failed (embeddings endpoint answered 400)' })
+    }
+    const b = await t.createAgent('other')
+    const other = await createSession(t, b, { goal: GOAL, config: { similarity: 'embeddings' } })
+    const res = await t.app.inject({ method: 'POST', url: `/v1/sessions/${other}/drift-checks`, headers: b.headers, payload: { action: ACTION } })
+    expect(res.json()).toMatchObject({ similarity_mode: 'embeddings' })
+    expect((await check()).similarity_mode).toBe('embeddings')
+  })
 })
