@@ -24,7 +24,7 @@ import { notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
 import type { ReminderOverrides } from '../engine/session-types.js'
-import { applyOp, journalOrder, replayOp, SessionClock, type DeferredReminder, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
+import { applyOp, journaled, journalOrder, replayOp, SessionClock, type DeferredReminder, type OpOf, type OpResults, type SessionOp } from './session-ops.js'
 import { DeferredReminders, writeDeferred } from './session-deferred-reminders.js'
 import { ExternalWrites } from './external-writes.js'
 import { assertActive, LostRace, raceConflict, writeOutcome, writeSnapshot, type MutationOutcome, type SessionWriter } from './session-write.js'
@@ -267,7 +267,8 @@ export class SessionEngineStore {
   ): Promise<T> {
     return this.mutateGrouped(agentId, id, (s, meta) => {
       const o = typeof op === 'function' ? op(s) : op
-      return { ...finish(applyOp(s, o), meta), op: o }
+      const result = applyOp(s, o)
+      return { ...finish(result, meta), op: journaled(o, result) }
     })
   }
 

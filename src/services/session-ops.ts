@@ -10,7 +10,8 @@ import type { GoalSession, RecitationContext, ReminderOverrides, SessionEvent, S
 import type { GoalState } from '../engine/goal-tracker.js'
 
 export type SessionOp =
-  // `similarity`: an `embeddings` cosine fetched before the op, recorded so a replay scores alike.
+  // `similarity`: the score the check used (an `embeddings` cosine fetched before the op, or the
+  // session's own scorer's), recorded so a replay reproduces it even after the scorer changes.
   | { kind: 'step'; description: string; output: string; similarity?: number }
   | { kind: 'drift_check'; action: string; step_number?: number; similarity?: number }
   | { kind: 'reminder'; turn: number; overrides: ReminderOverrides }
@@ -57,12 +58,24 @@ export function journalOrder(
   const entries = ops.map((row) => ({ version: row.version, at: row.at, op: JSON.parse(row.op) as JournalOp }))
   for (const s of steps) {
     const op: SessionOp = { kind: 'step', description: s.description, output: s.output }
-    // A step scored by an embeddings cosine replays with the cosine its row recorded.
+    // A step replays with the score its row recorded (see session-store.ts `journalSteps`).
     if (typeof s.similarity === 'number') op.similarity = s.similarity
     entries.push({ version: s.version, at: s.at, op })
   }
   if (steps.length > 0) entries.sort((a, b) => a.version - b.version)
   return entries
+}
+
+/**
+ * The op as journaled: a drift check carries the score it used, so a later scorer (a new version of
+ * `enhanced`) cannot change what a replay rebuilds. An `embeddings` check that fell back is left
+ * without one: its replay scores it with `enhanced` again, as it was.
+ */
+export function journaled<K extends SessionOp['kind']>(op: OpOf<K>, result: OpResults[K]): OpOf<K> {
+  const o = op as SessionOp
+  if (o.kind !== 'drift_check' || o.similarity !== undefined) return op
+  const { result: check } = result as OpResults['drift_check']
+  return check.similarity_mode === undefined ? ({ ...o, similarity: check.similarity } as OpOf<K>) : op
 }
 
 /** Replays one journal row recorded at `at` on `s`, whose clock is `clock`. */

@@ -61,7 +61,7 @@ export interface StepJournalRow {
   at: number
   description: string
   output: string
-  /** The drift similarity when an `embeddings` cosine scored the step (not reproducible offline), else null. */
+  /** The drift similarity the step used; null for an `embeddings` step that fell back to `enhanced`. */
   similarity: number | null
 }
 
@@ -155,9 +155,10 @@ function prepareAll(db: Database.Database): SessionStatements {
        VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version)`,
     ),
     // Steps past a snapshot (its step count) on the primary key; older rows' ops are in session_ops.
+    // A step replays with the score it recorded, except an embeddings fallback, scored by `enhanced` again.
     journalSteps: db.prepare<[string, number, number], StepJournalRow>(
       `SELECT version, created_at AS at, description, output,
-              CASE WHEN drift ->> '$.similarity_mode' = 'embeddings' THEN drift ->> '$.similarity' END AS similarity FROM steps
+              CASE WHEN drift ->> '$.similarity_mode' = 'enhanced' THEN NULL ELSE drift ->> '$.similarity' END AS similarity FROM steps
        WHERE session_id = ? AND step_number > ? AND version > ? ORDER BY step_number`,
     ),
     listSteps: db.prepare<[string, string, number, number], StepRow>(
