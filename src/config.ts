@@ -17,6 +17,7 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_DB: Type.String({ default: './data/goalkeeper.db', minLength: 1 }),
   GOALKEEPER_WAL_CHECKPOINT: Type.Unsafe<WalCheckpoint>({ type: 'string', enum: [...WAL_CHECKPOINTS], default: 'commit' }),
   GOALKEEPER_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  GOALKEEPER_IDEMPOTENCY_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.Unsafe<LogLevel>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
   GOALKEEPER_WEBHOOK_RETRY_SCHEDULE: Type.String({
     default: '5,300,1800,7200,18000,36000,36000',
@@ -63,6 +64,8 @@ export interface Config {
   dbPath: string
   walCheckpoint: WalCheckpoint
   adminToken: string | undefined
+  /** Keys the Idempotency-Key digests and seals (HMAC); unset: plain SHA-256 (src/services/idempotency.ts). */
+  idempotencySecret: string | undefined
   logLevel: LogLevel
   webhook: {
     retrySchedule: number[]
@@ -110,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dbPath: e.GOALKEEPER_DB,
     walCheckpoint: e.GOALKEEPER_WAL_CHECKPOINT,
     adminToken: e.GOALKEEPER_ADMIN_TOKEN,
+    idempotencySecret: e.GOALKEEPER_IDEMPOTENCY_SECRET,
     logLevel: e.LOG_LEVEL,
     webhook: {
       retrySchedule: e.GOALKEEPER_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),

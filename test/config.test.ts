@@ -53,6 +53,7 @@ describe('loadConfig', () => {
     ['GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS', 'yes'],
     ['GOALKEEPER_RATE_LIMIT_PER_MINUTE', '-1'],
     ['GOALKEEPER_ADMIN_TOKEN', 'short'],
+    ['GOALKEEPER_IDEMPOTENCY_SECRET', 'short'],
     ['LOG_LEVEL', 'loud'],
     ['GOALKEEPER_LLM_URL', 'ftp://example.com'],
     ['GOALKEEPER_EMBEDDINGS_URL', 'ftp://example.com/v1/embeddings'],

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import { and, eq, lt, notLike } from 'drizzle-orm'
 import type { DbHandle } from '../db/client.js'
 import { idempotencyKeys } from '../db/schema/index.js'
@@ -41,33 +41,46 @@ function stableStringify(v: unknown): string {
  * Records are sealed: a stored response may hold a secret (a created API key, a webhook's signing
  * secret), and the point of hashing keys in `api_keys` is lost if the same key sits readable in
  * this table. The `key` column holds a digest of the client's key, and the response is
- * AES-256-GCM-encrypted under a second, separate digest of it, so reading the database alone
- * yields neither (short of guessing the client's key: clients should use random keys, as usual).
+ * AES-256-GCM-encrypted under a second, separate digest of it. With a server secret
+ * (GOALKEEPER_IDEMPOTENCY_SECRET) both digests are HMACs under it, so the database alone yields
+ * nothing; without one they are plain SHA-256, and a guessable client key could be found by trying
+ * candidates against the `key` column.
  */
 const SEALED = 'v1.'
 
-function digest(purpose: string, scope: string, key: string): Buffer {
-  return createHash('sha256').update(`goalkeeper-idempotency\u0000${purpose}\u0000${scope}\u0000${key}`).digest()
+export class Sealer {
+  private readonly secret: string | undefined
+
+  constructor(secret?: string) {
+    this.secret = secret
+  }
+
+  private digest(purpose: string, scope: string, key: string): Buffer {
+    const message = `goalkeeper-idempotency\u0000${purpose}\u0000${scope}\u0000${key}`
+    return this.secret === undefined ? createHash('sha256').update(message).digest() : createHmac('sha256', this.secret).update(message).digest()
+  }
+
+  /** The value of the `key` column for a client's key. */
+  lookupDigest(scope: string, key: string): string {
+    return this.digest('lookup', scope, key).toString('hex')
+  }
+
+  seal(scope: string, key: string, body: string): string {
+    const iv = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', this.digest('seal', scope, key), iv)
+    const data = Buffer.concat([cipher.update(body, 'utf8'), cipher.final()])
+    return SEALED + Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64')
+  }
+
+  unseal(scope: string, key: string, sealed: string): string {
+    const raw = Buffer.from(sealed.slice(SEALED.length), 'base64')
+    const decipher = createDecipheriv('aes-256-gcm', this.digest('seal', scope, key), raw.subarray(0, 12))
+    decipher.setAuthTag(raw.subarray(12, 28))
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
+  }
 }
 
-/** The value of the `key` column for a client's key. */
-export function lookupDigest(scope: string, key: string): string {
-  return digest('lookup', scope, key).toString('hex')
-}
-
-export function seal(scope: string, key: string, body: string): string {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv('aes-256-gcm', digest('seal', scope, key), iv)
-  const data = Buffer.concat([cipher.update(body, 'utf8'), cipher.final()])
-  return SEALED + Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64')
-}
-
-export function unseal(scope: string, key: string, sealed: string): string {
-  const raw = Buffer.from(sealed.slice(SEALED.length), 'base64')
-  const decipher = createDecipheriv('aes-256-gcm', digest('seal', scope, key), raw.subarray(0, 12))
-  decipher.setAuthTag(raw.subarray(12, 28))
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
-}
+type Row = typeof idempotencyKeys.$inferSelect
 
 /** Stores first responses of create calls for 24 h (Stripe-style `Idempotency-Key`), sealed. */
 export class IdempotencyService {
@@ -76,27 +89,52 @@ export class IdempotencyService {
 
   private readonly handle: DbHandle
   private readonly clock: Clock
+  private readonly sealer: Sealer
 
-  constructor(handle: DbHandle, clock: Clock) {
+  constructor(handle: DbHandle, clock: Clock, secret?: string) {
     this.handle = handle
     this.clock = clock
+    this.sealer = new Sealer(secret)
   }
 
-  /** Records written before sealing (plain key and body) are sealed in place, once, on first use. */
-  private sealLegacy(): void {
-    if (this.#legacyChecked) return
-    this.#legacyChecked = true
-    const legacy = this.handle.db.select().from(idempotencyKeys).where(notLike(idempotencyKeys.responseBody, `${SEALED}%`)).all()
+  /**
+   * Records written before sealing (plain key and body) are sealed in place: all of them once, on
+   * first use, so their secrets do not wait for the prune; and one by one when a lookup meets one
+   * (another process may still write them, or that first pass may have rolled back with its batch).
+   */
+  private sealLegacy(rows?: Row[]): void {
+    if (rows === undefined) {
+      if (this.#legacyChecked) return
+      this.#legacyChecked = true
+    }
+    const legacy = rows ?? this.handle.db.select().from(idempotencyKeys).where(notLike(idempotencyKeys.responseBody, `${SEALED}%`)).all()
     if (legacy.length === 0) return
     this.transaction(() => {
       for (const row of legacy) {
         this.handle.db
           .update(idempotencyKeys)
-          .set({ key: lookupDigest(row.scope, row.key), responseBody: seal(row.scope, row.key, row.responseBody) })
+          .set({ key: this.sealer.lookupDigest(row.scope, row.key), responseBody: this.sealer.seal(row.scope, row.key, row.responseBody) })
           .where(and(eq(idempotencyKeys.scope, row.scope), eq(idempotencyKeys.key, row.key)))
           .run()
       }
     })
+  }
+
+  private find(scope: string, key: string): { row: Row; body: () => string } | undefined {
+    const byDigest = this.handle.db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, this.sealer.lookupDigest(scope, key))))
+      .get()
+    if (byDigest !== undefined) return { row: byDigest, body: () => this.sealer.unseal(scope, key, byDigest.responseBody) }
+    const legacy = this.handle.db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), notLike(idempotencyKeys.responseBody, `${SEALED}%`)))
+      .get()
+    if (legacy === undefined) return undefined
+    this.sealLegacy([legacy])
+    return { row: legacy, body: () => legacy.responseBody }
   }
 
   /** Runs `fn` in one transaction (a savepoint inside an open one): a create and its record commit together. */
@@ -106,20 +144,18 @@ export class IdempotencyService {
 
   lookup(req: IdempotencyRequest): IdempotencyLookup {
     this.sealLegacy()
-    const row = this.handle.db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.scope, req.scope), eq(idempotencyKeys.key, lookupDigest(req.scope, req.key))))
-      .get()
-    if (!row || row.createdAt <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
+    const found = this.find(req.scope, req.key)
+    if (found === undefined || found.row.createdAt <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
+    const { row } = found
     if (row.method !== req.method || row.path !== req.path || row.bodyHash !== req.bodyHash) return { kind: 'mismatch' }
-    return { kind: 'replay', status: row.status, body: unseal(req.scope, req.key, row.responseBody) }
+    return { kind: 'replay', status: row.status, body: found.body() }
   }
 
   save(req: IdempotencyRequest, status: number, responseBody: string): void {
     this.sealLegacy()
     const now = this.clock()
-    const values = { ...req, key: lookupDigest(req.scope, req.key), status, responseBody: seal(req.scope, req.key, responseBody), createdAt: now }
+    const sealed = { key: this.sealer.lookupDigest(req.scope, req.key), responseBody: this.sealer.seal(req.scope, req.key, responseBody) }
+    const values = { ...req, ...sealed, status, createdAt: now }
     this.handle.db
       .insert(idempotencyKeys)
       .values(values)

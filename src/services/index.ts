@@ -48,7 +48,7 @@ export function createServices(deps: ServiceDeps) {
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.
     agents: new AgentsService(deps.handle, deps.clock, (agentId) => sessions.engines.forgetAgent(agentId)),
-    idempotency: new IdempotencyService(deps.handle, deps.clock),
+    idempotency: new IdempotencyService(deps.handle, deps.clock, deps.config.idempotencySecret),
     sessions,
     settings,
     reminders,

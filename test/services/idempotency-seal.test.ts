@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hashBody } from '../../src/services/idempotency.js'
+import { hashBody, Sealer } from '../../src/services/idempotency.js'
 import { buildTestApp } from '../helpers.js'
 
 type Row = Record<string, unknown>
@@ -69,5 +69,37 @@ describe('Idempotency-Key records are sealed', () => {
     expect(fromB.json().id).not.toBe(fromA.json().id)
     const againA = await send(a.headers)
     expect(againA.payload).toBe(fromA.payload)
+  })
+
+  it('finds and seals a plain record another process wrote after the first pass', async () => {
+    const { app, handle, adminHeaders } = await buildTestApp()
+    const send = (key: string) => app.inject({ method: 'POST', url: '/v1/agents', headers: { ...adminHeaders, 'idempotency-key': key }, payload: { name: 'x' } })
+    expect((await send('fresh-1')).statusCode).toBe(201) // the one-time pass has run
+    const legacyBody = '{"id":"agt_late0000000000000000000000","name":"x","api_key":"gk_late_plaintext_secret"}'
+    handle.sqlite
+      .prepare('INSERT INTO idempotency_keys (scope, key, agent_id, method, path, body_hash, status, response_body, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)')
+      .run('admin', 'late-1', 'POST', '/v1/agents', hashBody({ name: 'x' }), 201, legacyBody, Date.now())
+    const replay = await send('late-1')
+    expect(replay.headers['idempotent-replayed']).toBe('true')
+    expect(replay.payload).toBe(legacyBody)
+    expect(everything(handle.sqlite.prepare('SELECT * FROM idempotency_keys').all() as Row[])).not.toContain('gk_late_plaintext_secret')
+    expect((await send('late-1')).payload).toBe(legacyBody)
+  })
+
+  it('keys both digests with GOALKEEPER_IDEMPOTENCY_SECRET when it is set', async () => {
+    const secret = 'idempotency-secret-0123456789'
+    const { app, handle, adminHeaders } = await buildTestApp({ env: { GOALKEEPER_IDEMPOTENCY_SECRET: secret } })
+    const headers = { ...adminHeaders, 'idempotency-key': 'k-1' }
+    const first = await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: { name: 'x' } })
+    const { key } = handle.sqlite.prepare('SELECT key FROM idempotency_keys').get() as { key: string }
+    expect(key).toBe(new Sealer(secret).lookupDigest('admin', 'k-1'))
+    expect(key).not.toBe(new Sealer().lookupDigest('admin', 'k-1'))
+    expect((await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: { name: 'x' } })).payload).toBe(first.payload)
+
+    // Another secret finds nothing: its digest of the same key differs.
+    const other = await buildTestApp({ handle, env: { GOALKEEPER_IDEMPOTENCY_SECRET: 'another-secret-0123456789' } })
+    const fresh = await other.app.inject({ method: 'POST', url: '/v1/agents', headers: { ...other.adminHeaders, 'idempotency-key': 'k-1' }, payload: { name: 'x' } })
+    expect(fresh.headers['idempotent-replayed']).toBeUndefined()
+    expect(fresh.json().id).not.toBe(first.json().id)
   })
 })
