@@ -7,16 +7,24 @@ export interface BreakerOptions {
   cooldownMs: number
 }
 
+/** A call the breaker let through; hand it back with its outcome. */
+export interface BreakerTicket {
+  readonly trial: boolean
+}
+
+const ORDINARY: BreakerTicket = { trial: false }
+
 /**
  * A consecutive-failure circuit breaker, so an unreachable provider costs each caller nothing
  * instead of a full timeout. Closed: every call goes. Open: none goes until the cool-down ends.
  * Half-open: a single trial call goes (the others are refused while it runs); its success closes
- * the circuit, its failure opens it for another cool-down.
+ * the circuit, its failure opens it for another cool-down. Only the trial's own outcome decides
+ * that: a call started earlier and ending meanwhile just counts.
  */
 export class CircuitBreaker {
   private consecutive = 0
   private openedAt: number | undefined
-  private trial = false
+  private trial: BreakerTicket | undefined
 
   private readonly options: BreakerOptions
   private readonly clock: Clock
@@ -26,29 +34,33 @@ export class CircuitBreaker {
     this.clock = clock
   }
 
-  /** Undefined when the call may go; otherwise why not, for the caller's fallback reason. */
-  refusal(): string | undefined {
-    if (this.openedAt === undefined) return undefined
+  /** A ticket when the call may go; otherwise why not, for the caller's fallback reason. */
+  admit(): BreakerTicket | string {
+    if (this.openedAt === undefined) return ORDINARY
     const left = this.openedAt + this.options.cooldownMs - this.clock()
-    if (left <= 0 && !this.trial) {
-      this.trial = true
-      return undefined
+    if (left <= 0 && this.trial === undefined) {
+      this.trial = { trial: true }
+      return this.trial
     }
     const retry = left > 0 ? `retrying in ${Math.ceil(left / 1000)} s` : 'a trial request is under way'
     return `embeddings provider unavailable (circuit open after ${this.options.failures} consecutive failures), ${retry}`
   }
 
-  succeeded(): void {
+  /** Any success shows the provider is up: the circuit closes. */
+  succeeded(_ticket: BreakerTicket): void {
     this.consecutive = 0
     this.openedAt = undefined
-    this.trial = false
+    this.trial = undefined
   }
 
-  failed(): void {
+  failed(ticket: BreakerTicket): void {
     this.consecutive++
-    // A failed trial re-opens at once. A call started before the circuit opened and failing
-    // after does not lengthen the cool-down.
-    if (this.trial || (this.openedAt === undefined && this.consecutive >= this.options.failures)) this.openedAt = this.clock()
-    this.trial = false
+    if (ticket === this.trial) {
+      // The trial failed: open again for a new cool-down.
+      this.openedAt = this.clock()
+      this.trial = undefined
+    } else if (this.openedAt === undefined && this.consecutive >= this.options.failures) {
+      this.openedAt = this.clock()
+    }
   }
 }

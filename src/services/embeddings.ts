@@ -103,8 +103,8 @@ export class GoalEmbeddings {
 
   /** Cosine of `text` to `goal` in [0, 1], or why there is none; within `timeoutMs` in any case. */
   async similarity(goal: string, text: string): Promise<EmbeddingSimilarity> {
-    const refusal = this.breaker.refusal()
-    if (refusal !== undefined) return this.fallback('circuit_open', refusal)
+    const ticket = this.breaker.admit()
+    if (typeof ticket === 'string') return this.fallback('circuit_open', ticket)
     let timer: ReturnType<typeof setTimeout> | undefined
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
@@ -117,16 +117,16 @@ export class GoalEmbeddings {
     clearTimeout(timer)
     // One check is one success or failure, however many requests it made.
     if (typeof outcome === 'number') {
-      this.breaker.succeeded()
+      this.breaker.succeeded(ticket)
       return { kind: 'similarity', similarity: outcome }
     }
     // A refused input (a text over the model's limit, say) shows the provider is up: counting it
     // as a failure would let one agent's inputs open the circuit for every agent.
     if (outcome !== 'timeout' && outcome.err instanceof ProviderStatusError && outcome.err.refusedInput) {
-      this.breaker.succeeded()
+      this.breaker.succeeded(ticket)
       return this.failure(outcome.err)
     }
-    this.breaker.failed()
+    this.breaker.failed(ticket)
     return outcome === 'timeout' ? this.timedOut() : this.failure(outcome.err)
   }
 }
