@@ -97,7 +97,7 @@ describe('similarity: embeddings', () => {
     expect(check.statusCode).toBe(200)
     expect(check.json()).toMatchObject({ similarity_mode: 'enhanced', similarity_fallback: reason })
     expect(check.json().similarity).toBeCloseTo(enhanced(OFF_GOAL), 12)
-    // Graded as an enhanced session would be (threshold 0.1), not against 0.25.
+    // Graded as an enhanced session would be (its default threshold), not against 0.25.
     const ref = new GoalDNA(GOAL, { similarity: 'enhanced' }).check(1, OFF_GOAL)
     expect(check.json().severity).toBe(ref.severity)
   })
