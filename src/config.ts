@@ -1,5 +1,6 @@
 import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
+import { DEFAULT_BREAKER } from './services/circuit-breaker.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -36,8 +37,8 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_EMBEDDINGS_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   // Short: it bounds the wait a step or drift check adds before falling back to `enhanced`.
   GOALKEEPER_EMBEDDINGS_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
-  GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES: Type.Integer({ default: 5, minimum: 1 }),
-  GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS: Type.Integer({ default: 30000, minimum: 1 }),
+  GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES: Type.Integer({ default: DEFAULT_BREAKER.failures, minimum: 1 }),
+  GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS: Type.Integer({ default: DEFAULT_BREAKER.cooldownMs, minimum: 1 }),
 })
 
 type Env = Static<typeof EnvSchema>

@@ -7,6 +7,9 @@ export interface BreakerOptions {
   cooldownMs: number
 }
 
+/** 5 failures and 30 s: an outage then costs 5 timeouts, not one per check (config.ts defaults). */
+export const DEFAULT_BREAKER: BreakerOptions = { failures: 5, cooldownMs: 30_000 }
+
 /** A call the breaker let through; hand it back with its outcome. */
 export interface BreakerTicket {
   readonly trial: boolean

@@ -12,7 +12,7 @@ import type { Dispatcher } from 'undici'
 import type { EmbeddingsConfig } from '../config.js'
 import { wallClock, type Clock } from '../engine/clock.js'
 import { embeddingCosine, parseEmbeddings } from '../engine/embedding-vectors.js'
-import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js'
+import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-breaker.js'
 import { providerPost, ProviderStatusError } from './provider-http.js'
 
 /** Embeds the inputs with one HTTP call; resolves with one vector per input, in order. */
@@ -25,13 +25,11 @@ export type FallbackCause = 'timeout' | 'error' | 'circuit_open'
 
 export interface GoalEmbeddingsOptions {
   cacheMax?: number
-  /** Defaults to 5 failures and 30 s: an outage then costs 5 timeouts, not one per check. */
+  /** Defaults to DEFAULT_BREAKER. */
   breaker?: BreakerOptions
   clock?: Clock
   onFallback?: (cause: FallbackCause) => void
 }
-
-const DEFAULT_BREAKER: BreakerOptions = { failures: 5, cooldownMs: 30_000 }
 
 /** Room for a batch of 3072-dimension vectors as JSON text; a single one is ~70 kB. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024

@@ -102,15 +102,16 @@ export class IdempotencyService {
    * first use, so their secrets do not wait for the prune; and one by one when a lookup meets one
    * (another process may still write them, or that first pass may have rolled back with its batch).
    */
-  private sealLegacy(rows?: Row[]): void {
-    if (rows === undefined) {
-      if (this.#legacyChecked) return
-      this.#legacyChecked = true
-    }
-    const legacy = rows ?? this.handle.db.select().from(idempotencyKeys).where(notLike(idempotencyKeys.responseBody, `${SEALED}%`)).all()
-    if (legacy.length === 0) return
+  private sealLegacyOnce(): void {
+    if (this.#legacyChecked) return
+    this.#legacyChecked = true
+    this.sealRows(this.handle.db.select().from(idempotencyKeys).where(notLike(idempotencyKeys.responseBody, `${SEALED}%`)).all())
+  }
+
+  private sealRows(rows: Row[]): void {
+    if (rows.length === 0) return
     this.transaction(() => {
-      for (const row of legacy) {
+      for (const row of rows) {
         this.handle.db
           .update(idempotencyKeys)
           .set({ key: this.sealer.lookupDigest(row.scope, row.key), responseBody: this.sealer.seal(row.scope, row.key, row.responseBody) })
@@ -133,7 +134,7 @@ export class IdempotencyService {
       .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), notLike(idempotencyKeys.responseBody, `${SEALED}%`)))
       .get()
     if (legacy === undefined) return undefined
-    this.sealLegacy([legacy])
+    this.sealRows([legacy])
     return { row: legacy, body: () => legacy.responseBody }
   }
 
@@ -143,7 +144,7 @@ export class IdempotencyService {
   }
 
   lookup(req: IdempotencyRequest): IdempotencyLookup {
-    this.sealLegacy()
+    this.sealLegacyOnce()
     const found = this.find(req.scope, req.key)
     if (found === undefined || found.row.createdAt <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
     const { row } = found
@@ -152,7 +153,7 @@ export class IdempotencyService {
   }
 
   save(req: IdempotencyRequest, status: number, responseBody: string): void {
-    this.sealLegacy()
+    this.sealLegacyOnce()
     const now = this.clock()
     const sealed = { key: this.sealer.lookupDigest(req.scope, req.key), responseBody: this.sealer.seal(req.scope, req.key, responseBody) }
     const values = { ...req, ...sealed, status, createdAt: now }

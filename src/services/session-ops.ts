@@ -69,13 +69,14 @@ export function journalOrder(
 /**
  * The op as journaled: a drift check carries the score it used, so a later scorer (a new version of
  * `enhanced`) cannot change what a replay rebuilds. An `embeddings` check that fell back is left
- * without one: its replay scores it with `enhanced` again, as it was.
+ * without one: its replay scores it with `enhanced` again, as it was (steps follow the same rule,
+ * session-store.ts `journalSteps`).
  */
 export function journaled<K extends SessionOp['kind']>(op: OpOf<K>, result: OpResults[K]): OpOf<K> {
   const o = op as SessionOp
-  if (o.kind !== 'drift_check' || o.similarity !== undefined) return op
+  if (o.kind !== 'drift_check') return op
   const { result: check } = result as OpResults['drift_check']
-  return check.similarity_mode === undefined ? ({ ...o, similarity: check.similarity } as OpOf<K>) : op
+  return check.similarity_mode === 'enhanced' ? op : ({ ...o, similarity: check.similarity } as OpOf<K>)
 }
 
 /** Replays one journal row recorded at `at` on `s`, whose clock is `clock`. */
