@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { GramTable, gramSlots, gramWeight } from '../../src/engine/char-grams.js'
 import { codeShapes, mismatchedCodes } from '../../src/engine/code-shapes.js'
-import { goalBag, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { dateMentions, DATE_MATCH_BONUS, goalBag, normalizeText, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
 
 describe('character n-grams', () => {
   it('hashes the 3–5-grams of <word> to distinct slots, the same every time', () => {
@@ -57,5 +57,24 @@ describe('code shapes', () => {
     const same = similarityToText(goal, 'get_reservation_details({"reservation_id": "PEP4E0"})', 0.5)
     const other = similarityToText(goal, 'get_reservation_details({"reservation_id": "XKQ7T2"})', 0.5)
     expect(other).toBeLessThan(same)
+  })
+})
+
+describe('dates', () => {
+  it('finds month-day dates in normalized text, whichever way they are written', () => {
+    const dates = (text: string) => [...dateMentions(normalizeText(text))]
+    expect(dates('Fly on May 20th, back 2024-05-24 or 3 June')).toEqual(['may 20', 'may 24', 'june 3'])
+    expect(dates('You may 2 choose; in May 2024')).toEqual(['may 2'])
+    expect(dates('No date here')).toEqual([])
+  })
+
+  it('raises the drift score of an action on a date the goal names, lowers it for other dates', () => {
+    const goal = goalBag('Move the Seattle flight to May 24')
+    const search = (date: string) => similarityToText(goal, `search_direct_flight({"destination": "SEA", "date": "${date}"})`, 0.5)
+    expect(search('2024-05-24')).toBeGreaterThan(search('2024-05-27') + DATE_MATCH_BONUS / 2)
+    expect(search('2024-05-27')).toBeLessThan(similarityToText(goal, 'search_direct_flight({"destination": "SEA"})', 0.5))
+    // An undated goal has no dates to hold an action's against.
+    expect(goalBag('Move the Seattle flight').dates.size).toBe(0)
+    expect(similarityToText(goalBag('May 24 flight'), 'May 24 flight', 0.5)).toBe(1)
   })
 })
