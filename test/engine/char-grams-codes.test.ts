@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { GramTable, gramSlots, gramWeight } from '../../src/engine/char-grams.js'
 import { codeShapes, mismatchedCodes } from '../../src/engine/code-shapes.js'
-import { dateMentions, DATE_MATCH_BONUS, goalBag, normalizeText, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { DATE_MATCH_BONUS, goalBag, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { dateMentions, normalizeText } from '../../src/engine/text-normalize.js'
 
 describe('character n-grams', () => {
   it('hashes the 3–5-grams of <word> to distinct slots, the same every time', () => {
