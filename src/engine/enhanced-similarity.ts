@@ -30,7 +30,10 @@
  * same splits: the best goal sentence (max or soft-max) blended into the whole-goal score
  * (+0.003 before the date rule, +0.002 after, none on one task half), the share of the action's
  * weighted vocabulary that the goal contains, blended in (−0.01 or worse), scaling by the goal's
- * norm (mixed), a bonus for a code both name (hurt), for a number both name (+0.001).
+ * norm (mixed), a bonus for a code both name (hurt), for a number both name (+0.001); after it:
+ * person names, money, quantities, rare-entity overlap (≤ +0.008, under +0.003 on a task half),
+ * pivoted length normalization (±0.001), subtracting a general-corpus background cosine (+0.005,
+ * +0.001 on a task half), weighing a tool call's arguments apart from its name (hurt).
  *
  * IDF comes from a general corpus, never from the data being scored: `resources/word-ranks.txt`
  * lists the 100k most frequent words of the GloVe 6B vocabulary (Wikipedia + Gigaword), and by
