@@ -9,7 +9,10 @@
  * Under sustained writes that moment never comes: each pass ends a few commits behind, and the WAL
  * grew past 1.4 GB in 20 s of `bench:http`. So the main connection keeps an automatic checkpoint
  * at a higher mark (`maxWalPages`) as a backstop: it copies only what the worker has not, and the
- * WAL restarts after it. If the worker dies, the main connection goes back to SQLite's default.
+ * WAL restarts after it. That checkpoint is skipped while the worker holds the checkpoint lock, so
+ * once the WAL is past the mark the worker sits out until its next interval, and the file is
+ * truncated back to the mark after a restart (`journal_size_limit`). If the worker dies, the main
+ * connection goes back to SQLite's default.
  */
 import type Database from 'better-sqlite3'
 import { createRequire } from 'node:module'
@@ -45,9 +48,10 @@ const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 let timer
 const pass = () => {
   // Writers may append while a pass copies; a few quick repeats let it catch up so the WAL restarts.
+  // Past the backstop mark they would keep the main connection's own checkpoint out: sit out instead.
   for (let i = 0; i < 4; i++) {
     const r = checkpoint.get()
-    if (r.busy !== 0 || r.checkpointed >= r.log) break
+    if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
   }
   timer = setTimeout(pass, workerData.intervalMs)
 }
@@ -63,10 +67,15 @@ pass()
 /** Moves the checkpoints of `sqlite` (a file database in WAL mode) to a worker thread. */
 export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerOptions = {}): Checkpointer {
   const driver = opts.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
-  sqlite.pragma(`wal_autocheckpoint = ${opts.maxWalPages ?? BACKSTOP_PAGES}`)
+  const maxWalPages = opts.maxWalPages ?? BACKSTOP_PAGES
+  // 0 would turn the backstop off, and with it the bound on the WAL.
+  if (!Number.isSafeInteger(maxWalPages) || maxWalPages < 1) throw new RangeError(`maxWalPages must be a positive integer, got ${maxWalPages}`)
+  const pageSize = sqlite.pragma('page_size', { simple: true }) as number
+  sqlite.pragma(`wal_autocheckpoint = ${maxWalPages}`)
+  sqlite.pragma(`journal_size_limit = ${maxWalPages * pageSize}`)
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100 },
+    workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100, maxWalPages },
     // It allocates next to nothing; small heaps keep its share of RSS small.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
   })
