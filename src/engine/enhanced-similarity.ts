@@ -1,8 +1,8 @@
 /**
  * The `enhanced` similarity: the mean of two cosines with the goal, IDF-weighted stemmed words
  * and IDF-weighted character n-grams (`char-grams.ts`), low scores of short texts lifted toward
- * a neutral value (`liftLowEvidence`), less a small penalty per code or date the goal
- * contradicts (`code-shapes.ts`), plus a bonus when the action names a date the goal names.
+ * a neutral value (`liftLowEvidence`), less a small penalty per code (`code-shapes.ts`) or date
+ * (`text-normalize.ts`) the goal contradicts, plus a bonus when the action names a date the goal names.
  *
  * Refinements over a plain word bag, each measured in `bench/quality.ts` (τ-bench ROC-AUC, all):
  * - a tool call's JSON keys (`"reservation_id":`) are its schema, the same whatever the task:
@@ -23,17 +23,8 @@
  *   together; bonus 0.08–0.3 a plateau), AUC all / w/o user_id: half A 0.824 → 0.836 (0.797 →
  *   0.810), half B 0.814 → 0.824 (0.783 → 0.795), split by task 0.814 → 0.826 (0.785 → 0.799)
  *   and 0.825 → 0.835 (0.796 → 0.807); STS-B 80.25 → 80.27; ~+1 µs per check when the goal
- *   has a date. Caveat: only 7 of the 27 τ-bench goals name a date.
- * Tried and not kept: averaged word vectors (hurt on same-domain negatives), a city→airport
- * table (+0.004), BM25 saturation of the action, the best clause of the action, WordNet-derived
- * synonyms at reduced weight (+0.002), extra weight for codes or capitals (hurt). Later, on the
- * same splits: the best goal sentence (max or soft-max) blended into the whole-goal score
- * (+0.003 before the date rule, +0.002 after, none on one task half), the share of the action's
- * weighted vocabulary that the goal contains, blended in (−0.01 or worse), scaling by the goal's
- * norm (mixed), a bonus for a code both name (hurt), for a number both name (+0.001); after it:
- * person names, money, quantities, rare-entity overlap (≤ +0.008, under +0.003 on a task half),
- * pivoted length normalization (±0.001), subtracting a general-corpus background cosine (+0.005,
- * +0.001 on a task half), weighing a tool call's arguments apart from its name (hurt).
+ *   has a date (~+7 µs for an 8.8 KB action). Caveat: only 7 of the 27 τ-bench goals name a date.
+ * What was tried and not kept, with its figures: the header of `bench/quality.ts`.
  *
  * IDF comes from a general corpus, never from the data being scored: `resources/word-ranks.txt`
  * lists the 100k most frequent words of the GloVe 6B vocabulary (Wikipedia + Gigaword), and by

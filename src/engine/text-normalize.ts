@@ -4,7 +4,8 @@
  */
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september',
   'october', 'november', 'december']
-const ISO_DATE_RE = /\b(\d{4})-(\d{2})-(\d{2})\b/g
+/** An ISO date, alone or opening a datetime (`2024-05-20T10:00`, whose `T` it takes too). */
+const ISO_DATE_RE = /\b(\d{4})-(\d{2})-(\d{2})(t(?=\d)|(?!\d))/g
 const ORDINAL_RE = /\b(\d+)(?:st|nd|rd|th)\b/g
 const DIGIT_RE = /\d/
 /** A JSON object key: `"flight_number":` (after lowercasing). */
@@ -21,13 +22,18 @@ export function normalizeText(text: string): string {
   if (lower.includes('":')) lower = lower.replace(JSON_KEY_RE, ':')
   if (!DIGIT_RE.test(lower)) return lower
   return lower
-    .replace(ISO_DATE_RE, (_m, y: string, m: string, d: string) => `${y} ${MONTHS[Number(m) - 1] ?? m} ${Number(d)}`)
+    .replace(ISO_DATE_RE, (_m, y: string, m: string, d: string, t: string) => `${y} ${MONTHS[Number(m) - 1] ?? m} ${Number(d)}${t === '' ? '' : ' '}`)
     .replace(ORDINAL_RE, '$1')
 }
 
-const MONTH_NAMES = MONTHS.join('|')
-/** "may 20" and "20 may" in normalized text (ISO dates and ordinals already rewritten). */
-const MONTH_DAY_RE = new RegExp(`\\b(?:(${MONTH_NAMES}) (\\d{1,2})|(\\d{1,2}) (${MONTH_NAMES}))\\b`, 'g')
+/** A month's name or its usual abbreviation ("sept", "dec."); its first three letters name it. */
+const MONTH_WORD = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)'
+const MONTH_BY_PREFIX = new Map(MONTHS.map((m) => [m.slice(0, 3), m]))
+/**
+ * "may 20", "may 20, 2024", "20 may", "20 of may" in normalized text (ISO dates and ordinals
+ * already rewritten); not "12.5 may" or "may 20.5".
+ */
+const MONTH_DAY_RE = new RegExp(`\\b(?:${MONTH_WORD}\\.?\\s+(\\d{1,2})(?![.,]?\\d)|(?<![\\d.])(\\d{1,2})\\s+(?:of\\s+)?${MONTH_WORD})\\b`, 'g')
 
 /**
  * The calendar dates (month and day, "may 20") that normalized `text` names, added to `into`.
@@ -38,7 +44,8 @@ export function dateMentions(norm: string, into: Set<string> = new Set()): Set<s
   if (!DIGIT_RE.test(norm)) return into
   MONTH_DAY_RE.lastIndex = 0
   for (let m = MONTH_DAY_RE.exec(norm); m !== null; m = MONTH_DAY_RE.exec(norm)) {
-    into.add(m[1] !== undefined ? `${m[1]} ${Number(m[2])}` : `${m[4]} ${Number(m[3])}`)
+    const [month, day] = m[1] !== undefined ? [m[1], Number(m[2])] : [m[4]!, Number(m[3])]
+    if (day >= 1 && day <= 31) into.add(`${MONTH_BY_PREFIX.get(month.slice(0, 3))} ${day}`)
   }
   return into
 }

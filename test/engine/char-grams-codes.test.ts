@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { GramTable, gramSlots, gramWeight } from '../../src/engine/char-grams.js'
 import { codeShapes, mismatchedCodes } from '../../src/engine/code-shapes.js'
-import { DATE_MATCH_BONUS, goalBag, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, goalBag, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
 import { dateMentions, normalizeText } from '../../src/engine/text-normalize.js'
 
 describe('character n-grams', () => {
@@ -62,19 +62,31 @@ describe('code shapes', () => {
 })
 
 describe('dates', () => {
+  const dates = (text: string) => [...dateMentions(normalizeText(text))]
+
   it('finds month-day dates in normalized text, whichever way they are written', () => {
-    const dates = (text: string) => [...dateMentions(normalizeText(text))]
     expect(dates('Fly on May 20th, back 2024-05-24 or 3 June')).toEqual(['may 20', 'may 24', 'june 3'])
+    expect(dates('Jun 3, Sept 5, Dec. 25 and the 20th of March')).toEqual(['june 3', 'september 5', 'december 25', 'march 20'])
+    expect(dates('created 2024-05-20T10:00:00, due May  21, 2024')).toEqual(['may 20', 'may 21'])
+    // "may" the verb before a number reads as a date: the one ambiguity kept.
     expect(dates('You may 2 choose; in May 2024')).toEqual(['may 2'])
-    expect(dates('No date here')).toEqual([])
   })
 
-  it('raises the drift score of an action on a date the goal names, lowers it for other dates', () => {
+  it('takes no day outside 1-31 and no decimal for a date', () => {
+    expect(dates('No date here, 99 may, may 00, 12.5 may, may 20.5 or 2024-05-201')).toEqual([])
+  })
+
+  it('adds the bonus for a date the goal names and the code penalty per other date, at most 3', () => {
     const goal = goalBag('Move the Seattle flight to May 24')
-    const search = (date: string) => similarityToText(goal, `search_direct_flight({"destination": "SEA", "date": "${date}"})`, 0.5)
-    expect(search('2024-05-24')).toBeGreaterThan(search('2024-05-27') + DATE_MATCH_BONUS / 2)
-    expect(search('2024-05-27')).toBeLessThan(similarityToText(goal, 'search_direct_flight({"destination": "SEA"})', 0.5))
-    // An undated goal has no dates to hold an action's against.
+    const undated = { ...goal, dates: new Set<string>() }
+    const shift = (action: string) => similarityToText(goal, action, 0.5) - similarityToText(undated, action, 0.5)
+    const search = (...days: number[]) => `search_direct_flight({"destination": "SEA", "dates": [${days.map((d) => `"2024-05-${d}"`).join(', ')}]})`
+    expect(shift(search(24))).toBeCloseTo(DATE_MATCH_BONUS, 10)
+    expect(shift(search(24, 27))).toBeCloseTo(DATE_MATCH_BONUS - CODE_MISMATCH_PENALTY, 10)
+    expect(shift(search(27))).toBeCloseTo(-CODE_MISMATCH_PENALTY, 10)
+    expect(shift(search(11, 12, 13, 14, 15))).toBeCloseTo(-3 * CODE_MISMATCH_PENALTY, 10)
+    expect(shift('search_direct_flight({"destination": "SEA"})')).toBe(0)
+    // An undated goal has no dates to hold an action's against; the sum is kept within [0, 1].
     expect(goalBag('Move the Seattle flight').dates.size).toBe(0)
     expect(similarityToText(goalBag('May 24 flight'), 'May 24 flight', 0.5)).toBe(1)
   })
