@@ -17,6 +17,7 @@ const MIN_N = 3
 const MAX_N = 5
 const TABLE_BITS = 21
 const TABLE_MASK = (1 << TABLE_BITS) - 1
+/** Divisor of the rank in a weight: words above roughly rank 10 are all "common". */
 const RANK_SCALE = 10
 
 let weights: Float32Array | undefined
@@ -38,6 +39,11 @@ function forEachGram(word: string, visit: (slot: number) => void): void {
   }
 }
 
+/** A word's IDF-like weight from its general-corpus frequency rank (Zipf): ln(1 + rank / 10). */
+export function rankWeight(rank: number): number {
+  return Math.log(1 + rank / RANK_SCALE)
+}
+
 /** Builds the n-gram weight table from the rank-ordered word list (once per process). */
 export function buildGramWeights(words: readonly string[], unlistedRank: number): void {
   if (weights !== undefined) return
@@ -53,7 +59,7 @@ export function buildGramWeights(words: readonly string[], unlistedRank: number)
     newPass()
     forEachGram(words[rank]!, add)
   }
-  const unlisted = Math.log(1 + unlistedRank / RANK_SCALE)
+  const unlisted = rankWeight(unlistedRank)
   for (let i = 0; i < mass.length; i++) {
     const m = mass[i]!
     mass[i] = m === 0 ? unlisted : Math.max(0, -Math.log(m))

@@ -37,12 +37,10 @@
 import { readFileSync } from 'node:fs'
 import { stemmer } from 'stemmer'
 import { STOP_WORDS } from './text.js'
-import { buildGramWeights, firstSeen, GramTable, gramSlots, gramWeight, newPass } from './char-grams.js'
+import { buildGramWeights, firstSeen, GramTable, gramSlots, gramWeight, newPass, rankWeight } from './char-grams.js'
 import { codeShapes, mismatchedCodes } from './code-shapes.js'
 import { dateMentions, normalizeText } from './text-normalize.js'
 
-/** Divisor of the rank in the weight: words above roughly rank 10 are all "common". */
-const RANK_SCALE = 10
 /** Flattens the rank weight: common domain words ("cancel") tell tasks apart more than a general corpus says. */
 const WEIGHT_POWER = 0.3
 /** Context entries (plan steps, todos) count at this fraction of a goal word's weight. */
@@ -74,7 +72,7 @@ function wordRanks(): Map<string, number> {
     const words = text.split('\n').filter((w) => w.length > 0)
     ranks = new Map(words.map((w, i) => [w, i]))
     // Unlisted words are rarer than anything listed; the GloVe vocabulary itself holds 400k.
-    unknownWeight = Math.log(1 + (4 * words.length) / RANK_SCALE) ** WEIGHT_POWER
+    unknownWeight = rankWeight(4 * words.length) ** WEIGHT_POWER
     buildGramWeights(words, 4 * words.length)
   }
   return ranks
@@ -83,7 +81,7 @@ function wordRanks(): Map<string, number> {
 /** IDF-like weight of a lowercase word from its general-corpus frequency rank. */
 export function wordWeight(word: string): number {
   const rank = wordRanks().get(word)
-  return rank === undefined ? unknownWeight : Math.log(1 + rank / RANK_SCALE) ** WEIGHT_POWER
+  return rank === undefined ? unknownWeight : rankWeight(rank) ** WEIGHT_POWER
 }
 
 const WORD_RE = /[a-z0-9]+/g

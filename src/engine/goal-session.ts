@@ -7,7 +7,7 @@
  */
 import { wallClock, type Clock } from './clock.js'
 import { GoalDNA, type DriftCheck, type DriftTrend } from './goal-dna.js'
-import { GoalReminderInjector, type GoalReminder } from './goal-reminder.js'
+import { GoalReminderInjector, type BuildReminderInput, type GoalReminder } from './goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
 import {
@@ -186,9 +186,7 @@ export class GoalSession {
 
   /** Builds (and records) a goal reminder; progress and drift default to the live state. */
   reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
-    const reminder = this.reminderPreview(turn, overrides)
-    if (reminder.text !== '') this.injector.recordReminder(reminder)
-    return reminder
+    return this.injector.buildReminder(this.reminderInput(turn, overrides))
   }
 
   /** Records a reminder built by `reminderPreview` as shown. */
@@ -198,10 +196,14 @@ export class GoalSession {
 
   /** Read-only: the reminder `reminder` would build now, not recorded. */
   reminderPreview(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
+    return this.injector.composeReminder(this.reminderInput(turn, overrides))
+  }
+
+  private reminderInput(turn: number, overrides: ReminderOverrides): BuildReminderInput {
     const s = this.tracker.getState()
     const plan = this.tracker.getPlan()
     const subGoal = overrides.current_sub_goal ?? plan[s.current_step]
-    return this.injector.composeReminder({
+    return {
       turn_number: turn,
       drift_score: overrides.drift_score ?? s.drift_score,
       is_drift_active: overrides.is_drift_active ?? this.dna.isDrifting(),
@@ -212,7 +214,7 @@ export class GoalSession {
         ...(overrides.summary === undefined ? {} : { summary: overrides.summary }),
         ...(subGoal === undefined ? {} : { current_sub_goal: subGoal }),
       },
-    })
+    }
   }
 
   /** Replaces the context fields given; the others are kept. */

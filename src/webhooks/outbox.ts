@@ -45,8 +45,9 @@ const statements = perConnection(
 
 /**
  * Writes one outbox message and one pending delivery per active subscription of `agentId` that
- * wants `type`; nothing when none does (`message_id` is then the id the event would have had). Call it inside the transaction that makes the change the event reports, so the
- * event exists exactly when that change commits (better-sqlite3 transactions belong to the
+ * wants `type`; nothing when none does (`message_id` is then the id the event would have had).
+ * Call it inside the transaction that makes the change the event reports, so the event exists
+ * exactly when that change commits (better-sqlite3 transactions belong to the
  * connection, so raw and drizzle writes on it share the transaction):
  *
  *   handle.sqlite.transaction(() => {
