@@ -6,6 +6,7 @@
 import { type Clock, isoAt, wallClock } from './clock.js'
 import { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP, intOr0, newest, percent, piece } from './reminder-pieces.js'
 import { cachedTokenCount, oneLine } from './token-fit.js'
+import { defined } from './defined.js'
 
 // Callers and tests import the caps from here (and the engine index re-exports this module).
 export { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP } from './reminder-pieces.js'
@@ -108,7 +109,7 @@ export class GoalReminderInjector {
 
   constructor(options: GoalReminderOptions = {}) {
     const { clock = wallClock, history_text = true, ...rest } = options
-    this.options = { ...REMINDER_DEFAULTS, ...stripUndefined(rest) }
+    this.options = { ...REMINDER_DEFAULTS, ...defined(rest) }
     const { full_cutoff, compact_cutoff, max_pitfalls, max_tried } = this.options
     if (!(full_cutoff >= 0 && compact_cutoff >= full_cutoff)) {
       throw new RangeError('need 0 <= full_cutoff <= compact_cutoff')
@@ -268,8 +269,4 @@ export class GoalReminderInjector {
     injector.history = json.history.slice(-REMINDER_HISTORY_LIMIT).map((r) => (injector.historyText ? { ...r } : { ...r, text: '' }))
     return injector
   }
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

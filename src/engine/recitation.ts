@@ -5,6 +5,7 @@
  */
 import { type Clock, isoAt, wallClock } from './clock.js'
 import { buildRecitationContent, type RecitationSource, type RecitationState } from './recitation-content.js'
+import { defined } from './defined.js'
 
 export type { PlanTask, RecitationSource, RecitationState, TodoItem } from './recitation-content.js'
 export { RECITATION_TRUNCATION_MARKER } from './recitation-content.js'
@@ -266,8 +267,4 @@ function validConfig(c: RecitationConfig): RecitationConfig {
   }
   if (!(Number.isInteger(c.max_tokens) && c.max_tokens > 0)) throw new RangeError('max_tokens must be a positive integer')
   return { ...c, sources: [...c.sources] }
-}
-
-function defined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

@@ -6,6 +6,7 @@ import { DEFAULT_CONSECUTIVE_LIMIT, DEFAULT_DRIFT_THRESHOLDS, DEFAULT_HISTORY_SI
 import { isSimilarityMode, type SimilarityMode } from './goal-scorer.js'
 import { REMINDER_DEFAULTS } from './goal-reminder.js'
 import { RECITATION_DEFAULTS, type RecitationSource } from './recitation.js'
+import { defined } from './defined.js'
 
 /** 'custom' needs an in-process builder, so a stored session cannot use it. */
 export type SessionRecitationSource = Exclude<RecitationSource, 'custom'>
@@ -66,10 +67,6 @@ export class SessionConfigError extends RangeError {
   }
 }
 
-function defined<T extends object>(o: T | undefined): Partial<T> {
-  if (o === undefined) return {}
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
-}
 
 /** Fills the defaults and checks the cross-field rules the per-field schema cannot express. */
 export function resolveSessionConfig(input: SessionConfigInput = {}, base: SessionConfig = SESSION_CONFIG_DEFAULTS): SessionConfig {

@@ -6,10 +6,11 @@
 import type { GoalTracker } from './goal-tracker.js'
 import type { PlanTask, RecitationState } from './recitation.js'
 import type { RecitationContext } from './session-types.js'
+import { defined } from './defined.js'
 
 /** `context` with the fields `update` gives replaced; the others are kept. */
 export function mergeContext(context: RecitationContext, update: RecitationContext): RecitationContext {
-  return { ...context, ...stripUndefined(update) }
+  return { ...context, ...defined(update) }
 }
 
 /** The state a recitation block at `iteration` is built from; plan tasks default to the tracker's plan. */
@@ -24,7 +25,7 @@ export function recitationStateOf(
     iteration,
     goal,
     plan_tasks: context.plan_tasks ?? planTasks(tracker),
-    ...stripUndefined({
+    ...defined({
       todos: context.todos,
       memories: context.memories,
       active_files: context.active_files,
@@ -41,8 +42,4 @@ function planTasks(tracker: GoalTracker): PlanTask[] {
     description,
     status: i < current ? 'completed' : i === current ? 'in_progress' : 'pending',
   }))
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }
