@@ -62,6 +62,36 @@ function bodyValidator(first: AjvValidate, all: AjvValidate): AjvValidate {
 }
 
 /**
+ * ajv coerces "1e400" or "Infinity" in a query string to ±Infinity and then skips `minimum` and
+ * `maximum` (its generated code checks bounds only for finite numbers), so `?limit=1e400`
+ * reached SQLite and failed there, a 500. String parts are flat (a value or an array of values),
+ * so one pass over them after a successful check refuses any non-finite number.
+ */
+function finiteOnly(validate: AjvValidate): AjvValidate {
+  const wrapped = ((data: unknown, ctx?: unknown) => {
+    if (!(validate as (d: unknown, c?: unknown) => boolean)(data, ctx)) {
+      wrapped.errors = validate.errors
+      return false
+    }
+    const bad = nonFiniteKey(data)
+    wrapped.errors = bad === undefined ? null : [{ instancePath: `/${bad}`, schemaPath: '#', keyword: 'finite', params: {}, message: 'must be a finite number' }]
+    return bad === undefined
+  }) as AjvValidate
+  // Fastify hands ajv the parent (to coerce a root value) only to functions carrying schemaEnv.
+  Object.assign(wrapped, { schemaEnv: (validate as { schemaEnv?: unknown }).schemaEnv })
+  return wrapped
+}
+
+function nonFiniteKey(data: unknown): string | undefined {
+  if (data === null || typeof data !== 'object') return undefined
+  for (const [k, v] of Object.entries(data)) {
+    if (typeof v === 'number' && !Number.isFinite(v)) return k
+    if (Array.isArray(v) && v.some((x) => typeof x === 'number' && !Number.isFinite(x))) return k
+  }
+  return undefined
+}
+
+/**
  * A Fastify validator factory: strict ajv instances for bodies, a coercing one for everything
  * else. Fastify calls it once per encapsulation context that adds schemas and compiles each route
  * part once at startup; @fastify/ajv-compiler pools the ajv instances by (external schemas,
@@ -79,7 +109,7 @@ export function validatorFactory(): ValidatorFactory {
     const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS }) as unknown as Compile
     // Non-body parts are returned unwrapped: Fastify passes a parent to functions with `schemaEnv`
     // so ajv can coerce a root value.
-    return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : other(route))
+    return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : finiteOnly(other(route)))
   }
   return factory as unknown as ValidatorFactory
 }

@@ -66,6 +66,28 @@ describe('request bodies are not coerced', () => {
     expect(bad.statusCode).toBe(400)
     expect(bad.json<Problem>().errors).toEqual([{ path: 'querystring/limit', message: 'must be integer' }])
   })
+
+  it('a number too large for a double, or Infinity, is a 400 naming the field, not a 500', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const cases: Array<[string, string]> = [
+      ['/v1/sessions?limit=1e400', 'querystring/limit'],
+      ['/v1/sessions?limit=Infinity', 'querystring/limit'],
+      ['/v1/reminders?limit=-Infinity', 'querystring/limit'],
+      [`/v1/sessions/${id}/steps?limit=1e400`, 'querystring/limit'],
+      [`/v1/sessions/${id}/drift/trend?window=1e400`, 'querystring/window'],
+      [`/v1/sessions/${id}/reminder?turn=1e400`, 'querystring/turn'],
+      [`/v1/sessions/${id}/reminder?turn=1&drift_score=1e400`, 'querystring/drift_score'],
+      [`/v1/sessions/${id}/recitation?iteration=1e400`, 'querystring/iteration'],
+    ]
+    for (const [url, path] of cases) {
+      const res = await t.app.inject({ url, headers: a.headers })
+      expect(res.statusCode, `${url} → ${res.body}`).toBe(400)
+      expect(res.json<Problem>().errors).toEqual([{ path, message: 'must be a finite number' }])
+    }
+    expect((await t.app.inject({ url: '/v1/sessions?limit=2e1', headers: a.headers })).statusCode).toBe(200)
+  })
 })
 
 describe('validators', () => {
