@@ -48,7 +48,8 @@ export function installAuth(app: FastifyInstance, opts: { adminToken: string | u
     if (!route || !route.startsWith('/v1/')) return
     const token = bearer(request)
     if (route === ADMIN_PREFIX || route.startsWith(`${ADMIN_PREFIX}/`)) {
-      if (!adminHash) throw forbidden(NO_ADMIN_TOKEN)
+      // Without credentials it is a 401 as everywhere; with any, the route is simply off: 403.
+      if (!adminHash) throw token ? forbidden(NO_ADMIN_TOKEN) : unauthorized(NO_ADMIN_TOKEN)
       if (token && isAdminToken(token)) {
         request.isAdmin = true
         return

@@ -116,11 +116,16 @@ describe('admin auth', () => {
     expect((await app.inject({ url: '/v1/agents', headers: {} })).headers['www-authenticate']).toBe('Bearer')
   })
 
-  it('answers 403 explaining how to enable admin routes when no admin token is configured', async () => {
+  it('answers 403 (401 without credentials) explaining how to enable admin routes when no admin token is configured', async () => {
     const { app } = await buildTestApp({ env: { GOALKEEPER_ADMIN_TOKEN: undefined } })
     const res = await app.inject({ method: 'POST', url: '/v1/agents', headers: { authorization: 'Bearer anything' }, payload: { name: 'x' } })
     expect(res.statusCode).toBe(403)
     expect(res.json().detail).toContain('GOALKEEPER_ADMIN_TOKEN')
+    // No credentials at all is a 401, as on every other route, with the same explanation.
+    const bare = await app.inject({ url: '/v1/agents' })
+    expect(bare.statusCode).toBe(401)
+    expect(bare.headers['www-authenticate']).toBe('Bearer')
+    expect(bare.json().detail).toContain('GOALKEEPER_ADMIN_TOKEN')
   })
 })
 
