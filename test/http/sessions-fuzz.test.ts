@@ -12,7 +12,14 @@ const body = fc.oneof(
   fc.record({ config: fc.dictionary(fc.constantFrom('drift_threshold', 'consecutive_limit', 'full_cutoff', 'compact_cutoff', 'recitation', 'history_size'), fc.jsonValue({ maxDepth: 2 })), goal: fc.string() }, { requiredKeys: [] }),
   fc.jsonValue({ maxDepth: 3 }),
 )
-const query = fc.dictionary(fc.constantFrom('turn', 'iteration', 'window', 'limit', 'cursor', 'status', 'drift_score', 'context_tokens', 'is_drift_active'), fc.string({ maxLength: 12 }), { maxKeys: 3 })
+/** Query values: any short string, and the number spellings coercion turns into odd values. */
+const queryValue = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  { arbitrary: fc.constantFrom('1e400', '-1e400', 'Infinity', '-Infinity', 'NaN', '1e-400', '0x10', '9007199254740993', ' 5', '', 'true'), weight: 4 },
+  fc.double().map(String),
+  fc.integer().map(String),
+)
+const query = fc.dictionary(fc.constantFrom('turn', 'iteration', 'window', 'limit', 'cursor', 'status', 'drift_score', 'context_tokens', 'is_drift_active'), queryValue, { maxKeys: 3 })
 
 it('random request bodies never cause a 5xx, and a rejected request changes no stored data', async () => {
   const t = await buildTestApp()
