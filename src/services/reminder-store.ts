@@ -15,6 +15,8 @@ export interface ListFilter {
   limit?: number
   /** The last id of the previous page. */
   cursor?: string
+  /** Only reminders due at this instant (epoch ms): `/due` pages with the same id cursor. */
+  due_at?: number
 }
 
 type Writable = Omit<ReminderRow, 'doc_id'>
@@ -35,6 +37,7 @@ export class ReminderStore {
   private readonly deleteStmt: Database.Statement<[string, string]>
   private readonly countLiveStmt: Database.Statement<[string], { n: number }>
   private readonly dueStmt: Database.Statement<[string, number, number], unknown[]>
+  private readonly sessionStmt: Database.Statement<[string, string], { one: number }>
   private readonly listCache = new Map<string, Database.Statement>()
 
   readonly sqlite: Database.Database
@@ -62,6 +65,7 @@ export class ReminderStore {
       `SELECT ${rowSelect('reminders')} FROM reminders WHERE agent_id = ? AND next_fire_at IS NOT NULL AND next_fire_at <= ?
        ORDER BY next_fire_at, id LIMIT ?`,
     )
+    this.sessionStmt = lazyPrepare(sqlite, 'SELECT 1 AS one FROM sessions WHERE agent_id = ? AND id = ?')
   }
 
   /** The agent's FTS rowid range [lo, hi), or null before its first reminder. */
@@ -93,6 +97,11 @@ export class ReminderStore {
     return this.countLiveStmt.get(agentId)?.n ?? 0
   }
 
+  /** True when the session exists and is this agent's (a reminder may only link to its own). */
+  hasSession(agentId: string, sessionId: string): boolean {
+    return this.sessionStmt.get(agentId, sessionId) !== undefined
+  }
+
   /** Live reminders whose next fire time is at or before `asOfMs`, soonest first. */
   due(agentId: string, asOfMs: number, limit = 200): ReminderRow[] {
     return this.dueStmt.raw(true).all(agentId, asOfMs, limit).map(rowFromArray)
@@ -105,6 +114,7 @@ export class ReminderStore {
     if (filter.priority) where.push('priority = @priority')
     if (filter.trigger_type) where.push('trigger_type = @trigger_type')
     if (filter.tag !== undefined) where.push('EXISTS (SELECT 1 FROM json_each(context_tags) WHERE value = @tag)')
+    if (filter.due_at !== undefined) where.push('next_fire_at IS NOT NULL AND next_fire_at <= @due_at')
     if (filter.cursor !== undefined) where.push('id > @cursor')
     const sql = `SELECT * FROM reminders WHERE ${where.join(' AND ')} ORDER BY id LIMIT @limit`
     let stmt = this.listCache.get(sql)
@@ -114,7 +124,7 @@ export class ReminderStore {
     }
     const limit = filter.limit ?? 50
     const params: Record<string, unknown> = { agent_id: agentId, limit: limit + 1 }
-    for (const k of ['status', 'priority', 'trigger_type', 'tag', 'cursor'] as const) {
+    for (const k of ['status', 'priority', 'trigger_type', 'tag', 'cursor', 'due_at'] as const) {
       if (filter[k] !== undefined) params[k] = filter[k]
     }
     const rows = stmt.all(params) as ReminderRow[]

@@ -5,13 +5,14 @@
  */
 import type Database from 'better-sqlite3'
 import { isoAt, type Clock } from '../engine/clock.js'
-import { notFound, tooMany, unprocessable } from '../errors.js'
+import { badRequest, notFound, tooMany, unprocessable } from '../errors.js'
 import { newId } from '../ids.js'
 import { occurrences, parseIsoInstant, type ReminderTrigger } from '../scheduler/occurrences.js'
 import {
   cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, rowTrigger, toReminder, triggerColumns,
   type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
 } from './reminder-model.js'
+import type { Page } from './pagination.js'
 import { fireReminder } from './reminder-fire.js'
 import { assertLive, clampSnoozeMinutes, computeNextFire } from './reminder-schedule.js'
 import { ReminderStore, type ListFilter } from './reminder-store.js'
@@ -58,6 +59,11 @@ export class RemindersService {
     return row
   }
 
+  /** A reminder links only to one of its agent's sessions; another agent's is as unknown as a made-up id. */
+  private assertSession(agentId: string, sessionId: string | null | undefined): void {
+    if (typeof sessionId === 'string' && !this.store.hasSession(agentId, sessionId)) throw notFound('session', sessionId)
+  }
+
   create(agentId: string, input: CreateReminderInput): Reminder {
     const now = this.clock()
     const trigger = triggerColumns(input.trigger)
@@ -82,6 +88,7 @@ export class RemindersService {
       next_fire_at: null,
     }
     return this.sqlite.transaction(() => {
+      this.assertSession(agentId, input.session_id)
       const settings = this.settings.get(agentId)
       if (this.store.countLive(agentId) >= settings.max_reminders) {
         throw tooMany(`This agent already has ${settings.max_reminders} live reminders (max_reminders); complete, dismiss or delete some first.`, 60)
@@ -96,7 +103,7 @@ export class RemindersService {
     return toReminder(this.load(agentId, id))
   }
 
-  list(agentId: string, filter: ListFilter = {}): { items: Reminder[]; next_cursor: string | null } {
+  list(agentId: string, filter: ListFilter = {}): Page<Reminder> {
     const page = this.store.list(agentId, filter)
     return { items: page.rows.map(toReminder), next_cursor: page.next_cursor }
   }
@@ -111,7 +118,10 @@ export class RemindersService {
       if (input.priority !== undefined) row.priority = oneOf(input.priority, PRIORITIES, 'priority') ?? row.priority
       if (input.context_tags !== undefined) row.context_tags = JSON.stringify(cleanTags(input.context_tags))
       if (input.quiet_hours_exempt !== undefined) row.quiet_hours_exempt = input.quiet_hours_exempt ? 1 : 0
-      if (input.session_id !== undefined) row.session_id = input.session_id
+      if (input.session_id !== undefined) {
+        this.assertSession(agentId, input.session_id)
+        row.session_id = input.session_id
+      }
       if (input.missed_policy !== undefined) {
         row.missed_policy = oneOf(input.missed_policy, MISSED_POLICIES, 'missed_policy') ?? row.missed_policy
       }
@@ -143,17 +153,22 @@ export class RemindersService {
     })
   }
 
-  /** Snoozes for `minutes` or until `until`, clamped to the priority's bounds. */
+  /** Snoozes for `minutes` or until `until` (exactly one), clamped to the priority's bounds. */
   snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Reminder & { clamped?: true } {
     const now = this.clock()
+    const { minutes: asked, until } = input
+    // Both given would leave one silently ignored: refuse rather than pick.
+    if (asked !== undefined && until !== undefined) {
+      throw badRequest('Give either minutes or until, not both.', [{ path: 'body/until', message: 'not allowed with minutes' }])
+    }
     let minutes: number
-    if (input.minutes !== undefined) {
-      if (!Number.isFinite(input.minutes)) throw unprocessable('minutes must be a number.', [{ path: 'minutes', message: 'not a number' }])
-      minutes = input.minutes
-    } else if (input.until !== undefined) {
-      minutes = (parseIsoInstant(input.until, 'until') - now) / 60_000
+    if (asked !== undefined) {
+      if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: 'minutes', message: 'not a number' }])
+      minutes = asked
+    } else if (until !== undefined) {
+      minutes = (parseIsoInstant(until, 'until') - now) / 60_000
     } else {
-      throw unprocessable('Give either minutes or until.', [{ path: 'minutes', message: 'required' }])
+      throw badRequest('Give either minutes or until.', [{ path: 'body/minutes', message: 'required' }])
     }
     let clamped = false
     const out = this.transition(agentId, id, 'snooze', (row) => {
@@ -204,9 +219,13 @@ export class RemindersService {
     })()
   }
 
-  /** Live reminders due at `asOfMs` (next fire time reached), soonest first. */
-  due(agentId: string, asOfMs: number = this.clock(), limit = 200): Reminder[] {
-    return this.store.due(agentId, asOfMs, limit).map(toReminder)
+  /**
+   * Live reminders due at `asOfMs` (next fire time reached), one page in id order like `list`:
+   * ids never change, so a reminder that fires or is re-planned between pages is neither seen
+   * twice nor skipped, which a fire-time order could not promise.
+   */
+  due(agentId: string, asOfMs: number = this.clock(), page: { limit?: number; cursor?: string } = {}): Page<Reminder> {
+    return this.list(agentId, { ...page, due_at: asOfMs })
   }
 
   /** The next `count` fire times at or after `from` (default now), ISO UTC. */

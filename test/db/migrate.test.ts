@@ -96,3 +96,39 @@ describe('0013 unread webhook messages', () => {
     }
   })
 })
+
+describe('0014 reminder session link', () => {
+  it("drops links to unknown or another agent's sessions; deleting a session then unlinks its reminders", () => {
+    const before = migrationsBefore('0014')
+    const h = openDb(':memory:')
+    try {
+      runMigrations(h, before.folder)
+      const q = (sql: string) => h.sqlite.prepare(sql).run()
+      for (const a of ['agt_1', 'agt_2']) q(`INSERT INTO agents (id, name, created_at) VALUES ('${a}', 'a', 1)`)
+      for (const [s, a] of [['ses_1', 'agt_1'], ['ses_2', 'agt_2']]) {
+        q(`INSERT INTO sessions (id, agent_id, goal, plan, config, state, created_at, updated_at) VALUES ('${s}', '${a}', 'g', '[]', '{}', '{}', 1, 1)`)
+      }
+      const links: [string, string | null][] = [['rem_own', 'ses_1'], ['rem_foreign', 'ses_2'], ['rem_unknown', 'ses_nope'], ['rem_none', null]]
+      links.forEach(([id, session], i) => {
+        h.sqlite
+          .prepare(`INSERT INTO reminders (id, doc_id, agent_id, session_id, title, trigger_type, trigger_pattern, created_at, updated_at)
+            VALUES (?, ?, 'agt_1', ?, 't', 'context', 'p', 1, 1)`)
+          .run(id, i + 1, session)
+      })
+      runMigrations(h)
+      const linked = () => h.sqlite.prepare('SELECT id, session_id FROM reminders ORDER BY id').all()
+      expect(linked()).toEqual([
+        { id: 'rem_foreign', session_id: null }, { id: 'rem_none', session_id: null },
+        { id: 'rem_own', session_id: 'ses_1' }, { id: 'rem_unknown', session_id: null },
+      ])
+      q("DELETE FROM sessions WHERE id = 'ses_1'")
+      expect(linked()).toEqual(links.map(([id]) => ({ id, session_id: null })).sort((x, y) => (x.id < y.id ? -1 : 1)))
+      // An agent's delete cascades through its sessions (firing the trigger) and its reminders.
+      q("DELETE FROM agents WHERE id = 'agt_1'")
+      expect(linked()).toEqual([])
+    } finally {
+      h.close()
+      before.dispose()
+    }
+  })
+})

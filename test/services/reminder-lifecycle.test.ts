@@ -62,11 +62,11 @@ describe('reminder lifecycle', () => {
     expect(r.clamped).toBeUndefined()
     const far = f.reminders.snooze('agt_a', id, { until: '2026-12-22T11:00:00Z' })
     expect(far).toMatchObject({ snooze_until: '2026-11-23T09:00:00.000Z', clamped: true })
-    expect(statusOf(() => f.reminders.snooze('agt_a', id, {}))).toBe(422)
+    expect(statusOf(() => f.reminders.snooze('agt_a', id, {}))).toBe(400)
     expect(statusOf(() => f.reminders.snooze('agt_a', id, { until: 'soon' }))).toBe(422)
   })
 
-  it('due(as_of) returns pending one-shots and expired snoozes, soonest first', () => {
+  it('due(as_of) returns pending one-shots and expired snoozes, in id order', () => {
     const f = reminderFixture()
     const late = f.reminders.create('agt_a', { title: 'late', trigger: at('2026-11-22T08:30:00Z') })
     const soon = f.reminders.create('agt_a', { title: 'soon', trigger: at('2026-11-22T09:30:00Z') })
@@ -74,11 +74,13 @@ describe('reminder lifecycle', () => {
     f.reminders.create('agt_a', { title: 'ctx', trigger: { type: 'context', pattern: 'x' } })
     const snoozed = f.reminders.create('agt_a', { title: 'snz', trigger: at('2026-11-22T08:00:00Z') })
     f.reminders.snooze('agt_a', snoozed.id, { minutes: 20 })
-    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:00:00Z')).map((r) => r.title)).toEqual(['late'])
-    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:45:00Z')).map((r) => r.title)).toEqual(['late', 'snz', 'soon'])
+    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:00:00Z')).items.map((r) => r.title)).toEqual(['late'])
+    // The fixed clock gives all three the same creation instant, so the random id tail orders them.
+    const byId = [late, soon, snoozed].sort((x, y) => (x.id < y.id ? -1 : 1)).map((r) => r.title)
+    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:45:00Z')).items.map((r) => r.title)).toEqual(byId)
     f.reminders.trigger('agt_a', late.id)
     f.reminders.complete('agt_a', soon.id)
-    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:45:00Z')).map((r) => r.title)).toEqual(['snz'])
+    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T09:45:00Z')).items.map((r) => r.title)).toEqual(['snz'])
   })
 
   it('trigger now: one-shots become triggered, recurring ones stay pending and scheduled', () => {
@@ -94,6 +96,6 @@ describe('reminder lifecycle', () => {
     })
     expect(messages().map((m) => JSON.parse(m.payload).data.reminder.id)).toEqual([shot.id, cron.id])
     // The schedule keeps going: due again at the next hour.
-    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T10:00:00Z')).map((r) => r.id)).toEqual([cron.id])
+    expect(f.reminders.due('agt_a', Date.parse('2026-11-22T10:00:00Z')).items.map((r) => r.id)).toEqual([cron.id])
   })
 })

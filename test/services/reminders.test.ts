@@ -148,7 +148,7 @@ describe('RemindersService CRUD', () => {
       () => f.reminders.occurrences('agt_b', id),
     ]
     for (const call of calls) expect(statusOf(call)).toBe(404)
-    expect(f.reminders.due('agt_b', Date.parse('2027-01-01T00:00:00Z'))).toEqual([])
+    expect(f.reminders.due('agt_b', Date.parse('2027-01-01T00:00:00Z'))).toEqual({ items: [], next_cursor: null })
     expect(f.search.search('agt_b', 't').items).toEqual([])
     expect(f.reminders.get('agt_a', id).status).toBe('pending')
     f.reminders.delete('agt_a', id)

@@ -17,6 +17,7 @@ export const reminders = sqliteTable(
     agentId: text('agent_id')
       .notNull()
       .references(() => agents.id, { onDelete: 'cascade' }),
+    /** One of the agent's own sessions (checked on write); set to null when that session is deleted. */
     sessionId: text('session_id'),
     title: text('title').notNull(),
     body: text('body').notNull().default(''),
@@ -52,6 +53,8 @@ export const reminders = sqliteTable(
     index('reminders_agent_status_idx').on(t.agentId, t.status, t.id),
     index('reminders_agent_priority_idx').on(t.agentId, t.priority, t.id),
     index('reminders_agent_trigger_idx').on(t.agentId, t.triggerType, t.id),
+    // Deleting a session unlinks its reminders (trigger in migration 0014): a lookup, not a scan.
+    index('reminders_session_idx').on(t.sessionId).where(sql`${t.sessionId} IS NOT NULL`),
     check('reminders_trigger_type_check', sql`${t.triggerType} IN ('scheduled', 'recurring', 'context')`),
     check('reminders_status_check', sql`${t.status} IN ('pending', 'triggered', 'completed', 'dismissed', 'snoozed')`),
     check('reminders_priority_check', sql`${t.priority} IN ('urgent', 'normal', 'low')`),

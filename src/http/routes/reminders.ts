@@ -6,7 +6,7 @@ import type { ReminderSearch } from '../../services/reminder-search.js'
 import type { RemindersService } from '../../services/reminders.js'
 import type { SettingsService } from '../../services/settings.js'
 import type { TurnsService } from '../../services/turns.js'
-import { Id, problemResponses } from '../schemas/common.js'
+import { Id, PaginationQuery, problemResponses } from '../schemas/common.js'
 import {
   CreateReminder, ListRemindersQuery, PatchReminder, Reminder, ReminderList, SearchResults, Settings, SettingsUpdate,
   SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
@@ -46,14 +46,15 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     {
       schema: {
         tags,
-        summary: 'Live reminders whose next fire time is at or before as_of (default now).',
-        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), limit: Type.Integer({ minimum: 1, maximum: 200, default: 200 }) }),
-        response: { 200: Type.Object({ items: Type.Array(Reminder) }), ...problemResponses },
+        summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
+        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery.properties }),
+        response: { 200: ReminderList, ...problemResponses },
       },
     },
     async (request) => {
-      const asOf = request.query.as_of === undefined ? undefined : parseIsoInstant(request.query.as_of, 'as_of')
-      return { items: reminders.due(request.agentId, asOf, request.query.limit) }
+      const { as_of, limit, cursor } = request.query
+      const asOf = as_of === undefined ? undefined : parseIsoInstant(as_of, 'as_of')
+      return reminders.due(request.agentId, asOf, { limit, cursor })
     },
   )
 
@@ -111,7 +112,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     {
       schema: {
         tags,
-        summary: 'Snooze for `minutes` or until `until`, clamped to the priority bounds.',
+        summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds.',
         params: Params,
         body: SnoozeBody,
         response: { 200: SnoozedReminder, ...problemResponses },
