@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, EnvSchema, loadConfig } from '../src/config.js'
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -66,6 +66,68 @@ describe('loadConfig', () => {
     const run = () => loadConfig({ [name]: value })
     expect(run).toThrow(ConfigError)
     expect(run).toThrow(new RegExp(`^Invalid configuration: ${name} `))
+  })
+
+  // Each of these used to pass and then fail at run time: timers overflow above 2^31-1 ms.
+  it.each([
+    ['GOALKEEPER_WEBHOOK_TIMEOUT_MS', '99999999999'],
+    ['GOALKEEPER_WEBHOOK_TIMEOUT_MS', '600001'],
+    ['GOALKEEPER_WEBHOOK_TIMEOUT_MS', '1e400'],
+    ['GOALKEEPER_LLM_TIMEOUT_MS', '99999999999'],
+    ['GOALKEEPER_EMBEDDINGS_TIMEOUT_MS', '3000000000'],
+    ['GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS', '3000000000'],
+    ['GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES', '99999999999'],
+    ['GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS', '1e400'],
+    ['GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS', 'Infinity'],
+    ['GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS', '8761'],
+    ['GOALKEEPER_WEBHOOK_RETRY_SCHEDULE', '5,99999999999'],
+    ['GOALKEEPER_RATE_LIMIT_PER_MINUTE', '99999999999'],
+    ['PORT', '1e400'],
+  ])('refuses the out-of-range %s=%s at start, naming it', (name, value) => {
+    const run = () => loadConfig({ [name]: value })
+    expect(run).toThrow(ConfigError)
+    expect(run).toThrow(new RegExp(`^Invalid configuration: ${name} `))
+  })
+
+  it('accepts every numeric setting at its documented maximum', () => {
+    const c = loadConfig({
+      GOALKEEPER_WEBHOOK_TIMEOUT_MS: '600000',
+      GOALKEEPER_WEBHOOK_RETRY_SCHEDULE: '604800',
+      GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS: '8760',
+      GOALKEEPER_RATE_LIMIT_PER_MINUTE: '1000000',
+      GOALKEEPER_LLM_URL: 'http://127.0.0.1:1/v1/chat/completions',
+      GOALKEEPER_LLM_TIMEOUT_MS: '600000',
+      GOALKEEPER_EMBEDDINGS_URL: 'http://127.0.0.1:1/v1/embeddings',
+      GOALKEEPER_EMBEDDINGS_TIMEOUT_MS: '600000',
+      GOALKEEPER_EMBEDDINGS_BREAKER_FAILURES: '10000',
+      GOALKEEPER_EMBEDDINGS_BREAKER_COOLDOWN_MS: '86400000',
+    })
+    expect(c.webhook).toMatchObject({ timeoutMs: 600_000, retrySchedule: [604_800], disableAfterHours: 8760 })
+    expect(c.llm?.timeoutMs).toBe(600_000)
+    expect(c.embeddings).toMatchObject({ timeoutMs: 600_000, breaker: { failures: 10_000, cooldownMs: 86_400_000 } })
+  })
+
+  it('gives every numeric setting a maximum a timer can hold', () => {
+    const numeric = Object.entries(EnvSchema.properties).filter(([, s]) => ['integer', 'number'].includes((s as { type?: string }).type ?? ''))
+    expect(numeric.length).toBeGreaterThan(5)
+    for (const [name, schema] of numeric) {
+      const max = (schema as { maximum?: number }).maximum
+      expect(max, name).toBeDefined()
+      expect(max!, name).toBeLessThanOrEqual(2 ** 31 - 1)
+    }
+  })
+
+  it.each([
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ GOALKEEPER_WAL_CHECKPOINT: 'WORKER' }, 'GOALKEEPER_WAL_CHECKPOINT must be one of commit, worker'],
+    [{ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'yes' }, 'GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS must be true or false'],
+    [{ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: '1' }, 'GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS must be true or false'],
+    [{ GOALKEEPER_WEBHOOK_RETRY_SCHEDULE: '5,soon' }, 'GOALKEEPER_WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas, each at most 604800 (7 days), e.g. 5,300,1800'],
+    [{ PORT: 'eighty' }, 'PORT must be a whole number'],
+    [{ GOALKEEPER_LLM_URL: 'ftp://example.com' }, 'GOALKEEPER_LLM_URL must be an http(s) URL'],
+    [{ PORT: '70000', LOG_LEVEL: 'loud' }, 'PORT must be <= 65535, LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+  ])('says what %o should be instead', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(new ConfigError(`Invalid configuration: ${message}`))
   })
 
   it('configures an embeddings provider only when its URL is set', () => {
