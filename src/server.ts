@@ -1,33 +1,24 @@
 import closeWithGrace from 'close-with-grace'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { ConfigError, loadConfig } from './config.js'
 import { startCheckpointer } from './db/checkpointer.js'
-import { openDb } from './db/client.js'
-import { runMigrations } from './db/migrate.js'
 import { buildApp, type App } from './http/app.js'
 import { wallClock } from './engine/clock.js'
 import { createMetrics } from './metrics.js'
 import { Ticker } from './scheduler/ticker.js'
+import { bootstrapAgent, describeListenError, openDatabase, StartupError, unreachableWarning } from './startup.js'
 import { Dispatcher } from './webhooks/dispatcher.js'
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
-
-/**
- * Quick start: with no admin token on a loopback-only server, the first start on an empty
- * database creates one agent and prints its key once, so `npm start` is usable on its own.
- */
-function bootstrapAgent(app: App, config: Config): void {
-  if (config.adminToken || !LOOPBACK.has(config.host) || app.services.agents.count() > 0) return
-  const agent = app.services.agents.create('bootstrap')
-  const line = `goalkeeper: created bootstrap agent ${agent.id}; its API key (shown once): ${agent.api_key}`
-  process.stdout.write(`\n${line}\nUse it as: Authorization: Bearer ${agent.api_key}\n\n`)
-}
 
 /** config → db → migrations → app → listen, with graceful shutdown. Returns the started app. */
 export async function start(env: Record<string, string | undefined> = process.env): Promise<App> {
   const config = loadConfig(env)
-  const handle = openDb(config.dbPath)
-  runMigrations(handle)
-  const app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }), closeHandleOnClose: true })
+  const handle = openDatabase(config.dbPath)
+  let app: App
+  try {
+    app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }), closeHandleOnClose: true })
+  } catch (err) {
+    handle.close()
+    throw err
+  }
   // The scheduler lives here, not in buildApp: tests drive `tick(now)` themselves. Its onClose
   // hook runs before the DB closes: stop ticking, let in-flight deliveries finish (bounded), and
   // leave everything else queued in the outbox for the next start.
@@ -49,8 +40,17 @@ export async function start(env: Record<string, string | undefined> = process.en
     // checkpoints what is left and removes the WAL file.
     app.addHook('onClose', () => checkpointer.stop())
   }
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } catch (err) {
+    // Closing runs the hooks above and closes the database (an in-process caller may start again).
+    await app.close()
+    throw new StartupError(describeListenError(err, config.host, config.port))
+  }
+  // Only now: a key created before a failed listen would be printed and then lost.
   bootstrapAgent(app, config)
-  await app.listen({ host: config.host, port: config.port })
+  const warning = unreachableWarning(config, app.services.agents.count())
+  if (warning) app.log.warn(warning)
   ticker.start()
   return app
 }
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   try {
     app = await start()
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof StartupError) {
       process.stderr.write(`${err.message}\n`)
       process.exit(1)
     }

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { existsSync, mkdirSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import * as schema from './schema/index.js'
 
@@ -16,10 +16,44 @@ export interface DbHandle {
 /** SQLite page cache per connection, in KiB. */
 export const CACHE_SIZE_KIB = 8 * 1024
 
+/**
+ * Creates `dir` and its missing parents one level at a time. Node's `mkdirSync(…, { recursive })`
+ * retries forever when a parent cannot be made but reports ENOENT (`/proc/nope/x` spins at 100%
+ * CPU, deaf to SIGTERM); single-level calls fail at once, and an existing non-directory on the
+ * way is named instead of surfacing as EEXIST or ENOTDIR.
+ */
+function makeDirs(dir: string): void {
+  const missing: string[] = []
+  let at = resolve(dir)
+  while (!existsSync(at)) {
+    missing.push(at)
+    const up = dirname(at)
+    if (up === at) break
+    at = up
+  }
+  if (existsSync(at) && !statSync(at).isDirectory()) throw new Error(`${at} is not a directory`)
+  for (const d of missing.reverse()) mkdirSync(d)
+}
+
 /** Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas DESIGN.md asks for. */
 export function openDb(path: string): DbHandle {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:') {
+    makeDirs(dirname(path))
+    // SQLite would only say "unable to open database file".
+    if (existsSync(path) && statSync(path).isDirectory()) throw new Error(`${resolve(path)} is a directory`)
+  }
   const sqlite = new Database(path, { timeout: 5000 })
+  try {
+    configure(sqlite)
+  } catch (err) {
+    // e.g. "file is not a database": the first pragma is the first read.
+    sqlite.close()
+    throw err
+  }
+  return { db: drizzle({ client: sqlite, schema }), sqlite, close: () => sqlite.close() }
+}
+
+function configure(sqlite: Database.Database): void {
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
@@ -28,5 +62,4 @@ export function openDb(path: string): DbHandle {
   // cached under load. 32 MB saved a further ~15% of server CPU per step in full bench:http runs
   // (not in single-scenario ones) but held ~25 MB more RSS in bench:memory (171 vs 145 MB).
   sqlite.pragma(`cache_size = -${CACHE_SIZE_KIB}`)
-  return { db: drizzle({ client: sqlite, schema }), sqlite, close: () => sqlite.close() }
 }
