@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
@@ -36,6 +37,9 @@ export interface AppDeps {
 export type App = FastifyInstance & { services: Services; metrics: Metrics }
 
 export const BODY_LIMIT = 1024 * 1024
+
+/** package.json's version, read once: the OpenAPI document's info.version follows the release. */
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 /**
  * Builds the HTTP app: no listen, no environment reads. Services are constructed here from the
@@ -78,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       openapi: '3.1.0',
       info: {
         title: 'goalkeeper',
-        version: '1.0.0',
+        version: PACKAGE_VERSION,
         description: 'Keeps long-running LLM agents on their goal. Errors are RFC 9457 application/problem+json.',
       },
       tags: [
