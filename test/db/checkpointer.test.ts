@@ -32,7 +32,7 @@ function write(rounds = 40): void {
   for (let r = 0; r < rounds; r++) handle.sqlite.transaction(() => { for (let i = 0; i < 25; i++) insert.run('x'.repeat(1000)) })()
 }
 
-async function until(cond: () => boolean, ms = 5_000): Promise<void> {
+async function until(cond: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms
   while (!cond()) {
     if (Date.now() > end) throw new Error('timed out')
@@ -75,7 +75,7 @@ describe('WAL checkpointer', () => {
     }
     // 10 bursts of ~200 KB: without restarts the WAL would hold all ~2 MB of them.
     expect(walBytes()).toBeLessThan(700_000)
-  })
+  }, 60_000)
 
   it('keeps the WAL at the backstop under writes that never pause, which the worker alone never restarts', () => {
     // One worker pass at start, then none: the bound comes from the main connection's backstop alone
