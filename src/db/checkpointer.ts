@@ -31,6 +31,15 @@ export interface CheckpointerOptions {
   /** WAL size, in pages, at which the main connection checkpoints itself after all. */
   maxWalPages?: number
   onError?: (err: unknown) => void
+  /** After each pass: the WAL's frames and how many are back in the database (equal: the next write restarts it). */
+  onPass?: (result: CheckpointPass) => void
+}
+
+/** What `PRAGMA wal_checkpoint` reported at the end of a pass. */
+export interface CheckpointPass {
+  busy: number
+  log: number
+  checkpointed: number
 }
 
 export interface Checkpointer {
@@ -49,10 +58,12 @@ let timer
 const pass = () => {
   // Writers may append while a pass copies; a few quick repeats let it catch up so the WAL restarts.
   // Past the backstop mark they would keep the main connection's own checkpoint out: sit out instead.
+  let r
   for (let i = 0; i < 4; i++) {
-    const r = checkpoint.get()
+    r = checkpoint.get()
     if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
   }
+  parentPort.postMessage(r)
   timer = setTimeout(pass, workerData.intervalMs)
 }
 parentPort.on('message', (m) => {
@@ -89,6 +100,7 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
     opts.onError?.(err)
   }
   worker.on('error', fallBack)
+  if (opts.onPass) worker.on('message', opts.onPass)
   worker.on('exit', (code) => {
     if (!stopping && code !== 0) fallBack(new Error(`WAL checkpoint worker exited with code ${code}`))
   })

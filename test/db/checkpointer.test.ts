@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { startCheckpointer, type Checkpointer } from '../../src/db/checkpointer.js'
+import { startCheckpointer, type Checkpointer, type CheckpointPass } from '../../src/db/checkpointer.js'
 import { openDb, type DbHandle } from '../../src/db/client.js'
 
 let dir: string
@@ -66,21 +66,26 @@ describe('WAL checkpointer', () => {
   })
 
   it('lets the WAL restart, so it stays bounded across many write bursts', async () => {
-    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 5 })
+    let passes: CheckpointPass[] = []
+    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 5, onPass: (r) => passes.push(r) })
     for (let burst = 0; burst < 10; burst++) {
-      const before = dbBytes()
+      passes = []
       write(8)
-      // Once a burst is back in the database file, the next write starts the WAL over.
-      await until(() => dbBytes() > before + 150_000)
+      // Once a pass has put the whole burst back in the database file, the next write starts the WAL over.
+      await until(() => passes.some((r) => r.busy === 0 && r.log > 0 && r.checkpointed === r.log))
     }
     // 10 bursts of ~200 KB: without restarts the WAL would hold all ~2 MB of them.
     expect(walBytes()).toBeLessThan(700_000)
   }, 60_000)
 
-  it('keeps the WAL at the backstop under writes that never pause, which the worker alone never restarts', () => {
+  it('keeps the WAL at the backstop under writes that never pause, which the worker alone never restarts', async () => {
     // One worker pass at start, then none: the bound comes from the main connection's backstop alone
     // (how closely the worker keeps up depends on the disk's fsync time, not on this code).
-    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 60_000, maxWalPages: 300 })
+    let firstPass!: () => void
+    const passed = new Promise<void>((resolve) => { firstPass = resolve })
+    checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 60_000, maxWalPages: 300, onPass: () => firstPass() })
+    // Writing while that pass holds the checkpoint lock would keep the backstop out (a race, not the bound).
+    await passed
     // ~5 MB in one synchronous run (~1,900 WAL pages without a checkpoint).
     write(200)
     expect(handle.sqlite.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 5_000 })
