@@ -12,7 +12,7 @@ import { tooMany } from '../errors.js'
 import { createMetrics, type Metrics } from '../metrics.js'
 import { createServices, type Services } from '../services/index.js'
 import { installAuth } from './auth.js'
-import { installErrorHandlers, installNotFoundHandler } from './errors.js'
+import { installErrorHandlers, installNotFoundHandler, sendFrameworkError } from './errors.js'
 import { installIdempotency } from './idempotency.js'
 import { validatorFactory } from './validation.js'
 import { agentRoutes } from './routes/agents.js'
@@ -57,6 +57,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
+    // A bad percent-encoding or an over-long path segment is answered by the router itself.
+    frameworkErrors: sendFrameworkError,
     // Bodies are validated strictly, query strings / params / headers with coercion (validation.ts).
     schemaController: { compilersFactory: { buildValidator: validatorFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -70,6 +70,17 @@ export function installErrorHandlers(app: FastifyInstance): void {
 }
 
 /**
+ * Fastify's `frameworkErrors` option: errors raised while routing, before any route or error
+ * handler runs (a malformed percent-encoding in the path, a path segment over the router's
+ * length limit). Without it they leave as Fastify's own application/json body.
+ */
+export function sendFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400
+  const code = STATUS_CODES[status]?.toLowerCase().replace(/\W+/g, '_') ?? 'bad_request'
+  send(reply, problem(request, status, code, err.message))
+}
+
+/**
  * The 404 handler. Unknown routes get no route-level hooks, so the rate limiter reaches them only
  * through `preHandler` (pass none when rate limiting is off).
  */

@@ -49,6 +49,17 @@ describe('problem+json errors', () => {
     expect(body.instance).toBe('/v1/nothing-here')
   })
 
+  it('400 and 414 from the router itself (bad percent-encoding, over-long path segment) are problem+json too', async () => {
+    const { app, createAgent, adminHeaders } = await buildTestApp()
+    const a = await createAgent('a')
+    // Fuzz counterexample: POST /v1/reminders/%E0%A4%A/complete answered Fastify's own application/json.
+    const bad = expectProblem(await app.inject({ method: 'POST', url: '/v1/reminders/%E0%A4%A/complete', headers: a.headers }), 400)
+    expect(bad).toMatchObject({ type: 'urn:problem:bad_request', instance: '/v1/reminders/%E0%A4%A/complete' })
+    expectProblem(await app.inject({ method: 'DELETE', url: '/v1/agents/%zz', headers: adminHeaders }), 400)
+    const long = expectProblem(await app.inject({ url: `/v1/webhooks/${'a'.repeat(5000)}`, headers: a.headers }), 414)
+    expect(long.type).toBe('urn:problem:uri_too_long')
+  })
+
   it('500 hides the details', async () => {
     const { app } = await buildTestApp()
     app.get('/boom', async () => {
