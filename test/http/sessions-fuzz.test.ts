@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { buildTestApp } from '../helpers.js'
-import { createSession, dumpTables, postStep, RUN, SESSION_ROUTES } from './sessions-fixtures.js'
+import { dumpDb, fuzzRuns, leaves, queryOf, withLeaf, wrongType } from './fuzz-arbitraries.js'
+import { createSession, postStep, RUN, SESSION_ROUTES } from './sessions-fixtures.js'
 
 const FIELDS = ['goal', 'plan', 'config', 'metadata', 'steps', 'description', 'output', 'action', 'step_number', 'text',
   'plan_tasks', 'todos', 'memories', 'active_files', 'recent_errors', 'iteration', 'messages', 'context_tokens', 'force', 'status']
@@ -12,14 +13,7 @@ const body = fc.oneof(
   fc.record({ config: fc.dictionary(fc.constantFrom('drift_threshold', 'consecutive_limit', 'full_cutoff', 'compact_cutoff', 'recitation', 'history_size'), fc.jsonValue({ maxDepth: 2 })), goal: fc.string() }, { requiredKeys: [] }),
   fc.jsonValue({ maxDepth: 3 }),
 )
-/** Query values: any short string, and the number spellings coercion turns into odd values. */
-const queryValue = fc.oneof(
-  fc.string({ maxLength: 12 }),
-  { arbitrary: fc.constantFrom('1e400', '-1e400', 'Infinity', '-Infinity', 'NaN', '1e-400', '0x10', '9007199254740993', ' 5', '', 'true'), weight: 4 },
-  fc.double().map(String),
-  fc.integer().map(String),
-)
-const query = fc.dictionary(fc.constantFrom('turn', 'iteration', 'window', 'limit', 'cursor', 'status', 'drift_score', 'context_tokens', 'is_drift_active'), queryValue, { maxKeys: 3 })
+const query = queryOf(['turn', 'iteration', 'window', 'limit', 'cursor', 'status', 'drift_score', 'context_tokens', 'is_drift_active'])
 
 it('random request bodies never cause a 5xx, and a rejected request changes no stored data', async () => {
   const t = await buildTestApp()
@@ -30,9 +24,8 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
   let rejected = 0
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...routes), body, query, async (route, payload, q) => {
-      const before = dumpTables(t)
-      const qs = new URLSearchParams(q).toString()
-      const url = route.url.replace('{id}', id).split('?')[0]! + (qs ? `?${qs}` : '')
+      const before = dumpDb(t)
+      const url = route.url.replace('{id}', id).split('?')[0]! + (q ? `?${q}` : '')
       const res = await t.app.inject({
         method: route.method,
         url,
@@ -43,12 +36,12 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
       if (res.statusCode >= 400) {
         rejected++
         expect(res.headers['content-type']).toContain('application/problem+json')
-        expect(dumpTables(t)).toEqual(before)
+        expect(dumpDb(t)).toEqual(before)
       }
       // Keep the session writable for the next run.
       if (route.method === 'PATCH') t.handle.sqlite.prepare("UPDATE sessions SET status = 'active'").run()
     }),
-    { numRuns: 300 },
+    { numRuns: fuzzRuns(300) },
   )
   expect(rejected).toBeGreaterThan(100)
 })
@@ -82,30 +75,6 @@ const TYPED: { method: 'POST' | 'PUT' | 'PATCH'; url: string; payload: Record<st
   { method: 'POST', url: '/v1/sessions/{id}/recitation', payload: { iteration: 2, messages: [{ role: 'user', content: 'hi' }], context_tokens: 100, force: true } },
 ]
 
-type Leaf = { path: (string | number)[]; value: string | number | boolean }
-function leaves(v: unknown, path: (string | number)[] = []): Leaf[] {
-  if (Array.isArray(v)) return v.flatMap((x, i) => leaves(x, [...path, i]))
-  if (v !== null && typeof v === 'object') {
-    return Object.entries(v).flatMap(([k, x]) => (k === 'content' && path.includes('messages') ? [] : leaves(x, [...path, k])))
-  }
-  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? [{ path, value: v }] : []
-}
-
-function withLeaf(payload: Record<string, unknown>, path: (string | number)[], value: unknown): Record<string, unknown> {
-  const copy = structuredClone(payload)
-  let at: any = copy
-  for (const key of path.slice(0, -1)) at = at[key]
-  at[path.at(-1)!] = value
-  return copy
-}
-
-/** A scalar of another JSON type: what a lax client (or coercion) would have let through. */
-function wrongType(value: string | number | boolean): fc.Arbitrary<unknown> {
-  if (typeof value === 'string') return fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean())
-  if (typeof value === 'number') return fc.oneof(fc.constant(String(value)), fc.boolean(), fc.string({ maxLength: 8 }))
-  return fc.oneof(fc.constant(String(value)), fc.constantFrom(0, 1), fc.string({ maxLength: 8 }))
-}
-
 it('every typed template is accepted as is', async () => {
   const t = await buildTestApp()
   const a = await t.createAgent()
@@ -123,16 +92,16 @@ it('a wrongly typed scalar anywhere in a body is a 400 and changes no stored dat
   for (const d of RUN.slice(0, 3)) await postStep(t, a, id, d)
   const mutated = fc
     .constantFrom(...TYPED)
-    .chain((route) => fc.constantFrom(...leaves(route.payload)).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
+    .chain((route) => fc.constantFrom(...leaves(route.payload, (path, key) => key === 'content' && path.includes('messages'))).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
   await fc.assert(
     fc.asyncProperty(mutated, async ({ route, leaf, bad }) => {
-      const before = dumpTables(t)
+      const before = dumpDb(t)
       const payload = withLeaf(route.payload, leaf.path, bad)
       const res = await t.app.inject({ method: route.method, url: route.url.replace('{id}', id), headers: a.headers, payload })
       expect(res.statusCode, `${route.method} ${route.url} ${JSON.stringify(payload)} → ${res.body}`).toBe(400)
       expect(res.json().errors).toContainEqual({ path: `body/${leaf.path.join('/')}`, message: expect.any(String) })
-      expect(dumpTables(t)).toEqual(before)
+      expect(dumpDb(t)).toEqual(before)
     }),
-    { numRuns: 300 },
+    { numRuns: fuzzRuns(300) },
   )
 })
