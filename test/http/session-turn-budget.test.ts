@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
-import { createSession, GOAL, PLAN } from './sessions-fixtures.js'
+import { createSession, dumpTables, GOAL, PLAN } from './sessions-fixtures.js'
 
 interface Part { kind: string; included: boolean; token_estimate: number; reason?: string }
 
@@ -63,4 +63,18 @@ it('POST /v1/turns counts the goal reminder as shown only when the token budget 
   expect(kept.parts.find((p) => p.kind === 'goal_reminder')).toMatchObject({ included: true })
   expect(kept.injection.text).toContain('[GOAL:')
   expect(await shown()).toMatchObject({ total_reminders: 1, history_size: 1 })
+})
+
+it('POST /v1/turns takes the iteration range the session routes take (1 to 1e9), else a 400 that records nothing', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const id = await createSession(t, a, { goal: GOAL, plan: PLAN })
+  const before = dumpTables(t)
+  for (const iteration of [0, 1e300, 1_000_000_001]) {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: a.headers, payload: { user_message: 'continue', session_id: id, iteration } })
+    expect(res.statusCode, `iteration ${iteration}`).toBe(400)
+    expect(res.json().errors[0].path).toBe('body/iteration')
+  }
+  expect(dumpTables(t)).toEqual(before)
+  await turn(t, a, id, 1_000_000_000)
 })

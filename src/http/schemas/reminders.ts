@@ -120,7 +120,7 @@ const Message = Type.Object({ role: Type.String(), content: Type.Unknown() }, { 
 export const TurnBody = Body({
   user_message: Type.String({ maxLength: 100_000 }),
   session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  iteration: Type.Optional(Type.Integer({ minimum: 0 })),
+  iteration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
   messages: Type.Optional(Type.Array(Message, { maxItems: 1000 })),
   now: Type.Optional(Iso),
 })
