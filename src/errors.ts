@@ -7,6 +7,18 @@ export interface FieldError {
   message: string
 }
 
+/** The part of a request a field error points into, named as Fastify's schema validation names it. */
+export type RequestPart = 'body' | 'querystring' | 'params' | 'headers'
+
+/**
+ * Every `errors[].path` has the format schema validation gives its 400s: the request part, then
+ * the field's segments joined by '/' (`body/trigger/cron`, `querystring/cursor`), so clients
+ * match one format whichever layer refused the value.
+ */
+export function fieldPath(part: RequestPart, ...segments: (string | number)[]): string {
+  return [part, ...segments].join('/')
+}
+
 export class AppError extends Error {
   readonly status: number
   readonly code: string

@@ -6,7 +6,7 @@
  * fall-back overlap fires once, at its first occurrence.
  */
 import { Cron } from 'croner'
-import { unprocessable } from '../errors.js'
+import { fieldPath, unprocessable } from '../errors.js'
 
 export type ReminderTrigger =
   | { type: 'scheduled'; at: string }
@@ -15,8 +15,8 @@ export type ReminderTrigger =
 
 const timezoneCache = new Map<string, string>()
 
-/** The canonical IANA name of `tz`, or a 422 naming the bad value. */
-export function validateTimezone(tz: string, path = 'timezone'): string {
+/** The canonical IANA name of `tz`, or a 422 naming the bad value; `path` is the errors[] path. */
+export function validateTimezone(tz: string, path = fieldPath('body', 'timezone')): string {
   const hit = timezoneCache.get(tz)
   if (hit !== undefined) return hit
   let canonical: string
@@ -50,7 +50,7 @@ function cronFor(expr: string, tz: string): Cron {
  * Checks a cron expression (5 fields: minute hour day-of-month month day-of-week) and that it
  * ever fires; returns it trimmed with single spaces. Throws 422 saying what is wrong.
  */
-export function validateCron(expr: string, tz = 'UTC', path = 'trigger.cron'): string {
+export function validateCron(expr: string, tz = 'UTC', path = fieldPath('body', 'trigger', 'cron')): string {
   const normalized = expr.trim().split(/\s+/).join(' ')
   let job: Cron
   try {
@@ -71,7 +71,7 @@ export function validateCron(expr: string, tz = 'UTC', path = 'trigger.cron'): s
 }
 
 /** Parses an ISO-8601 date-time with an explicit offset or Z; 422 otherwise. */
-export function parseIsoInstant(value: string, path = 'trigger.at'): number {
+export function parseIsoInstant(value: string, path = fieldPath('body', 'trigger', 'at')): number {
   const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)
   const ms = ok ? Date.parse(value) : Number.NaN
   if (!Number.isFinite(ms)) {

@@ -3,7 +3,7 @@
  * times), plus the input checks shared by create and patch.
  */
 import { isoAt } from '../engine/clock.js'
-import { unprocessable } from '../errors.js'
+import { fieldPath, unprocessable } from '../errors.js'
 import { parseIsoInstant, validateCron, validateTimezone, type ReminderTrigger } from '../scheduler/occurrences.js'
 
 export const STATUSES = ['pending', 'triggered', 'completed', 'dismissed', 'snoozed'] as const
@@ -146,25 +146,28 @@ export function cleanText(value: string): string {
   return value.replace(/\r\n?/g, '\n').replace(CONTROL, '')
 }
 
-function boundedText(value: string, max: number, path: string, required: boolean): string {
+/** `field` is the body field's segments, e.g. ['trigger', 'pattern']. */
+function boundedText(value: string, max: number, field: (string | number)[], required: boolean): string {
   const clean = cleanText(value).trim()
-  if (required && clean.length === 0) throw unprocessable(`${path} must not be empty.`, [{ path, message: 'empty' }])
+  const name = field.join('.')
+  const path = fieldPath('body', ...field)
+  if (required && clean.length === 0) throw unprocessable(`${name} must not be empty.`, [{ path, message: 'empty' }])
   if (clean.length > max) {
-    throw unprocessable(`${path} is longer than ${max} characters.`, [{ path, message: `longer than ${max}` }])
+    throw unprocessable(`${name} is longer than ${max} characters.`, [{ path, message: `longer than ${max}` }])
   }
   return clean
 }
 
-export const cleanTitle = (v: string) => boundedText(v, LIMITS.title, 'title', true)
-export const cleanBody = (v: string) => boundedText(v, LIMITS.body, 'body', false)
+export const cleanTitle = (v: string) => boundedText(v, LIMITS.title, ['title'], true)
+export const cleanBody = (v: string) => boundedText(v, LIMITS.body, ['body'], false)
 
 export function cleanTags(tags: readonly string[]): string[] {
   if (tags.length > LIMITS.tags) {
-    throw unprocessable(`At most ${LIMITS.tags} context tags.`, [{ path: 'context_tags', message: 'too many' }])
+    throw unprocessable(`At most ${LIMITS.tags} context tags.`, [{ path: fieldPath('body', 'context_tags'), message: 'too many' }])
   }
   const out: string[] = []
   tags.forEach((t, i) => {
-    const c = boundedText(t, LIMITS.tag, `context_tags/${i}`, true)
+    const c = boundedText(t, LIMITS.tag, ['context_tags', i], true)
     if (!out.includes(c)) out.push(c)
   })
   return out
@@ -191,20 +194,20 @@ export function triggerColumns(trigger: ReminderTrigger): TriggerColumns {
     case 'scheduled':
       return { ...none, trigger_type: 'scheduled', trigger_at: parseIsoInstant(trigger.at) }
     case 'recurring': {
-      const tz = trigger.timezone ? validateTimezone(trigger.timezone, 'trigger.timezone') : null
+      const tz = trigger.timezone ? validateTimezone(trigger.timezone, fieldPath('body', 'trigger', 'timezone')) : null
       return { ...none, trigger_type: 'recurring', trigger_cron: validateCron(trigger.cron, tz ?? 'UTC'), trigger_timezone: tz }
     }
     case 'context': {
-      const pattern = boundedText(trigger.pattern, LIMITS.pattern, 'trigger.pattern', true)
+      const pattern = boundedText(trigger.pattern, LIMITS.pattern, ['trigger', 'pattern'], true)
       if (wordTokens(pattern).length === 0) {
         throw unprocessable('trigger.pattern needs at least one word to match on.', [
-          { path: 'trigger.pattern', message: 'no words' },
+          { path: fieldPath('body', 'trigger', 'pattern'), message: 'no words' },
         ])
       }
       return { ...none, trigger_type: 'context', trigger_pattern: pattern }
     }
     default:
-      throw unprocessable('trigger.type must be scheduled, recurring or context.', [{ path: 'trigger.type', message: 'unknown' }])
+      throw unprocessable('trigger.type must be scheduled, recurring or context.', [{ path: fieldPath('body', 'trigger', 'type'), message: 'unknown' }])
   }
 }
 

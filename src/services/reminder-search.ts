@@ -9,7 +9,7 @@
 import type Database from 'better-sqlite3'
 import { lazyPrepare } from '../db/lazy-statement.js'
 import { STOP_WORDS } from '../engine/text.js'
-import { unprocessable } from '../errors.js'
+import { fieldPath, unprocessable } from '../errors.js'
 import type { ReminderStore } from './reminder-store.js'
 import { rowFromArray, rowSelect, toReminder, wordTokens, type Reminder, type ReminderRow } from './reminder-model.js'
 
@@ -123,7 +123,7 @@ export class ReminderSearch {
   /** Best first; scores strictly decrease with BM25 relevance (ties share a score, oldest first). */
   search(agentId: string, q: string, limit = 20): { items: { reminder: Reminder; score: number }[] } {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
-      throw unprocessable(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}.`, [{ path: 'limit', message: 'out of range' }])
+      throw unprocessable(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}.`, [{ path: fieldPath('querystring', 'limit'), message: 'out of range' }])
     }
     // OR: a reminder that shares more (and rarer) words with the query ranks higher.
     const match = ftsQuery(q, 'OR')

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3'
 import { isoAt, type Clock } from '../engine/clock.js'
-import { badRequest, notFound, tooMany, unprocessable } from '../errors.js'
+import { badRequest, fieldPath, notFound, tooMany, unprocessable } from '../errors.js'
 import { newId } from '../ids.js'
 import { occurrences, parseIsoInstant, type ReminderTrigger } from '../scheduler/occurrences.js'
 import {
@@ -32,9 +32,9 @@ export type PatchReminderInput = Partial<CreateReminderInput>
 
 export const MAX_OCCURRENCES = 50
 
-function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], path: string): T | undefined {
+function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], field: string): T | undefined {
   if (value !== undefined && !allowed.includes(value)) {
-    throw unprocessable(`${path} must be one of ${allowed.join(', ')}.`, [{ path, message: 'not allowed' }])
+    throw unprocessable(`${field} must be one of ${allowed.join(', ')}.`, [{ path: fieldPath('body', field), message: 'not allowed' }])
   }
   return value
 }
@@ -159,16 +159,16 @@ export class RemindersService {
     const { minutes: asked, until } = input
     // Both given would leave one silently ignored: refuse rather than pick.
     if (asked !== undefined && until !== undefined) {
-      throw badRequest('Give either minutes or until, not both.', [{ path: 'body/until', message: 'not allowed with minutes' }])
+      throw badRequest('Give either minutes or until, not both.', [{ path: fieldPath('body', 'until'), message: 'not allowed with minutes' }])
     }
     let minutes: number
     if (asked !== undefined) {
-      if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: 'minutes', message: 'not a number' }])
+      if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: fieldPath('body', 'minutes'), message: 'not a number' }])
       minutes = asked
     } else if (until !== undefined) {
-      minutes = (parseIsoInstant(until, 'until') - now) / 60_000
+      minutes = (parseIsoInstant(until, fieldPath('body', 'until')) - now) / 60_000
     } else {
-      throw badRequest('Give either minutes or until.', [{ path: 'body/minutes', message: 'required' }])
+      throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
     }
     let clamped = false
     const out = this.transition(agentId, id, 'snooze', (row) => {
@@ -231,10 +231,10 @@ export class RemindersService {
   /** The next `count` fire times at or after `from` (default now), ISO UTC. */
   occurrences(agentId: string, id: string, count = 5, from?: string): string[] {
     if (!Number.isInteger(count) || count < 1 || count > MAX_OCCURRENCES) {
-      throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: 'count', message: 'out of range' }])
+      throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: fieldPath('querystring', 'count'), message: 'out of range' }])
     }
     const row = this.load(agentId, id)
-    const fromMs = from === undefined ? this.clock() : parseIsoInstant(from, 'from')
+    const fromMs = from === undefined ? this.clock() : parseIsoInstant(from, fieldPath('querystring', 'from'))
     return occurrences(rowTrigger(row), fromMs, count, this.settings.get(agentId).timezone).map(isoAt)
   }
 }

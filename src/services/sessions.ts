@@ -21,7 +21,7 @@ import type { GoalState } from '../engine/goal-tracker.js'
 import type { LlmVerifyFn } from '../engine/llm-verify.js'
 import type { ChatMessage } from '../engine/recitation.js'
 import { SessionConfigError } from '../engine/session-config.js'
-import { badRequest, notFound } from '../errors.js'
+import { badRequest, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
 import type { GoalEmbeddings } from './embeddings.js'
@@ -91,7 +91,7 @@ export class SessionsService implements TurnPartsProvider {
       if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) throw new SessionConfigError('similarity', `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`)
       session = this.engines.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
     } catch (err) {
-      if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: `body/config/${err.field}`, message: err.message }])
+      if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: fieldPath('body', 'config', err.field), message: err.message }])
       throw err
     }
     const now = this.clock()

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3'
 import { lazyPrepare } from '../db/lazy-statement.js'
 import type { Clock } from '../engine/clock.js'
-import { unprocessable } from '../errors.js'
+import { fieldPath, unprocessable } from '../errors.js'
 import { nextOccurrence, validateTimezone } from '../scheduler/occurrences.js'
 import { isHhMm } from '../scheduler/quiet-hours.js'
 
@@ -41,7 +41,7 @@ interface SettingsRow {
 function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
   const { min, max } = SETTINGS_BOUNDS[key]
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw unprocessable(`${key} must be an integer from ${min} to ${max}.`, [{ path: key, message: 'out of range' }])
+    throw unprocessable(`${key} must be an integer from ${min} to ${max}.`, [{ path: fieldPath('body', key), message: 'out of range' }])
   }
   return value
 }
@@ -93,7 +93,7 @@ export class SettingsService {
         for (const key of ['start', 'end'] as const) {
           if (!isHhMm(q[key])) {
             throw unprocessable(`quiet_hours.${key} must be "HH:MM" (00:00 to 23:59), got '${q[key]}'.`, [
-              { path: `quiet_hours.${key}`, message: 'not HH:MM' },
+              { path: fieldPath('body', 'quiet_hours', key), message: 'not HH:MM' },
             ])
           }
         }

@@ -10,7 +10,7 @@ import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
 import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
 import { cachedTokenCount, countTokensByLines } from '../engine/token-fit.js'
-import { notFound } from '../errors.js'
+import { fieldPath, notFound } from '../errors.js'
 import { parseIsoInstant } from '../scheduler/occurrences.js'
 import { isQuietHours } from '../scheduler/quiet-hours.js'
 import type { Reminder, ReminderRow } from './reminder-model.js'
@@ -97,7 +97,7 @@ export class TurnsService {
   }
 
   start(agentId: string, input: TurnInput): TurnResult {
-    const nowMs = input.now === undefined ? this.clock() : parseIsoInstant(input.now, 'now')
+    const nowMs = input.now === undefined ? this.clock() : parseIsoInstant(input.now, fieldPath('body', 'now'))
     const sqlite: Database.Database = this.reminders.sqlite
     return sqlite.transaction((): TurnResult => {
       const settings = this.reminders.settings.get(agentId)

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { lookup as dnsLookupAsync } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { unprocessable } from '../errors.js'
+import { fieldPath, unprocessable } from '../errors.js'
 
 // ipaddr.js range names that are public unicast; everything else (loopback, private, linkLocal,
 // uniqueLocal, multicast, unspecified, carrierGradeNat, reserved, ...) is refused.
@@ -15,6 +15,9 @@ export function isForbiddenAddress(address: string): boolean {
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address()
   return !PUBLIC_RANGES.has(ip.range())
 }
+
+// Create and update both take the URL as the body's `url` field.
+const URL_PATH = fieldPath('body', 'url')
 
 function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname
@@ -29,13 +32,13 @@ export async function assertWebhookUrl(raw: string, allowPrivate: boolean): Prom
   try {
     url = new URL(raw)
   } catch {
-    throw unprocessable('The webhook URL is not a valid absolute URL.', [{ path: '/url', message: 'invalid URL' }])
+    throw unprocessable('The webhook URL is not a valid absolute URL.', [{ path: URL_PATH, message: 'invalid URL' }])
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw unprocessable('Webhook URLs must use http or https.', [{ path: '/url', message: 'unsupported scheme' }])
+    throw unprocessable('Webhook URLs must use http or https.', [{ path: URL_PATH, message: 'unsupported scheme' }])
   }
   if (url.username || url.password) {
-    throw unprocessable('Webhook URLs must not carry credentials.', [{ path: '/url', message: 'credentials in URL' }])
+    throw unprocessable('Webhook URLs must not carry credentials.', [{ path: URL_PATH, message: 'credentials in URL' }])
   }
   if (allowPrivate) return url
   const host = bareHost(url.hostname)
@@ -45,13 +48,13 @@ export async function assertWebhookUrl(raw: string, allowPrivate: boolean): Prom
     try {
       addresses = (await dnsLookupAsync(host, { all: true })).map((a) => a.address)
     } catch {
-      throw unprocessable(`The webhook host ${host} does not resolve.`, [{ path: '/url', message: 'host does not resolve' }])
+      throw unprocessable(`The webhook host ${host} does not resolve.`, [{ path: URL_PATH, message: 'host does not resolve' }])
     }
   }
   const bad = addresses.find(isForbiddenAddress)
   if (bad !== undefined) {
     throw unprocessable(`The webhook host resolves to a non-public address (${bad}).`, [
-      { path: '/url', message: 'resolves to a loopback, private or otherwise non-public address' },
+      { path: URL_PATH, message: 'resolves to a loopback, private or otherwise non-public address' },
     ])
   }
   return url

@@ -18,7 +18,7 @@ export const Problem = Type.Object(
     instance: Type.String({ description: 'The request path.' }),
     errors: Type.Optional(
       Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
-        description: 'Field-level messages of a validation failure; path is like body/name.',
+        description: 'Field-level messages of a validation failure (400 or 422); path is the request part and the field, e.g. body/trigger/cron.',
       }),
     ),
   },
