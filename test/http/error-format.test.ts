@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+import { createSession, postStep } from './sessions-fixtures.js'
 
 type Problem = { type: string; status: number; detail: string; errors?: { path: string; message: string }[] }
 
@@ -61,5 +62,32 @@ describe('errors[].path has the 400 format on 422s too', () => {
     const t = await setup()
     const body = await problemOf(t, { method: 'POST', url: '/v1/sessions', payload: { goal: 'g', config: { full_cutoff: 10, compact_cutoff: 2 } } }, 400)
     expect(body.errors).toEqual([{ path: 'body/config/compact_cutoff', message: expect.any(String) }])
+  })
+})
+
+describe('a malformed cursor is a 400 on every list', () => {
+  it('id-keyed and number-keyed lists alike, and a cursor of another list too', async () => {
+    const t = await setup({ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' })
+    const sid = await createSession(t, t.a)
+    await postStep(t, t.a, sid, 'design the user schema')
+    const hook = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: t.a.headers, payload: { url: 'http://127.0.0.1:9/hook' } })
+    const wid = hook.json<{ id: string }>().id
+    const lists = ['/v1/sessions', '/v1/reminders', '/v1/webhooks', `/v1/webhooks/${wid}/deliveries`, `/v1/sessions/${sid}/steps`, `/v1/sessions/${sid}/drift/events`]
+    for (const list of lists) {
+      for (const cursor of ['garbage', '!!!', 'ses_x y', 'rem_' + 'a'.repeat(80), '-1']) {
+        const res = await t.app.inject({ url: `${list}?cursor=${encodeURIComponent(cursor)}`, headers: t.a.headers })
+        expect(res.statusCode, `${list}?cursor=${cursor} → ${res.body}`).toBe(400)
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+        expect(res.json<Problem>().errors).toEqual([{ path: 'querystring/cursor', message: expect.any(String) }])
+      }
+    }
+    // Another list's id is no cursor here either.
+    expect((await t.app.inject({ url: `/v1/reminders?cursor=${sid}`, headers: t.a.headers })).statusCode).toBe(400)
+    const agents = await t.app.inject({ url: '/v1/agents?cursor=garbage', headers: t.adminHeaders })
+    expect(agents.statusCode).toBe(400)
+    expect(agents.json<Problem>().errors).toEqual([{ path: 'querystring/cursor', message: expect.any(String) }])
+    // A cursor of the right shape still pages.
+    expect((await t.app.inject({ url: `/v1/sessions?cursor=${sid}`, headers: t.a.headers })).json()).toEqual({ items: [], next_cursor: null })
+    expect((await t.app.inject({ url: `/v1/sessions/${sid}/steps?cursor=0`, headers: t.a.headers })).json().items).toHaveLength(1)
   })
 })

@@ -45,7 +45,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         tags: ['agents'],
         summary: 'List agents, oldest first.',
         security,
-        querystring: PaginationQuery,
+        querystring: PaginationQuery('agt'),
         response: { 200: ListOf(Agent), ...problemResponses },
       },
     },

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { SessionsService } from '../../services/sessions.js'
 import { sendStored, storeWithWrite } from '../idempotency.js'
-import { problemResponses } from '../schemas/common.js'
+import { NumberedPageQuery, problemResponses } from '../schemas/common.js'
 import {
   DriftCheck,
   DriftCheckBody,
@@ -10,7 +10,6 @@ import {
   GoalReminder,
   GoalState,
   InjectRecitationBody,
-  NumberedPageQuery,
   Pitfalls,
   RecitationContext,
   RecitationContextBody,

@@ -2,10 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from '../../services/sessions.js'
 import { sendCreated, sendStored, storeWithWrite } from '../idempotency.js'
-import { problemResponses } from '../schemas/common.js'
+import { NumberedPageQuery, problemResponses } from '../schemas/common.js'
 import {
   CreateSessionBody,
-  NumberedPageQuery,
   Session,
   SessionList,
   SessionListQuery,

@@ -72,7 +72,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/webhooks',
-    { schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery, response: { 200: ListOf(Webhook), ...problemResponses } } },
+    { schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
     async (request) => webhooks.list(request.agentId, request.query),
   )
 
@@ -146,7 +146,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         tags,
         summary: 'The attempts log of this endpoint, newest first.',
         params: Params,
-        querystring: PaginationQuery,
+        querystring: PaginationQuery('evt'),
         response: { 200: ListOf(Attempt), ...problemResponses },
       },
     },

@@ -1,11 +1,13 @@
 import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox'
+import type { IdPrefix } from '../../ids.js'
 
 /**
  * Shared API schemas. Conventions for every route file:
  * - request bodies use `Body({...})`: unknown fields are rejected with a 400 (a typo such as
  *   `drift_treshold` must not be silently ignored); query strings stay lenient;
  * - responses spread `...problemResponses` so 4xx/5xx are documented as problem+json;
- * - lists return `ListOf(Item)` built from a service's `Page` (see src/services/pagination.ts).
+ * - lists return `ListOf(Item)` built from a service's `Page` (see src/services/pagination.ts) and
+ *   take `PaginationQuery(prefix)` or `NumberedPageQuery`, whose cursors are checked here.
  */
 
 /** RFC 9457 problem details, the body of every error response. */
@@ -51,12 +53,23 @@ export const Id = (prefix: string) =>
 
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T09:00:00.000Z'] })
 
-/** `?limit=&cursor=`: limit 1–200 (default 50); cursor is the last id of the previous page. */
-export const PaginationQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-})
-export type Pagination = Static<typeof PaginationQuery>
+/** `?limit=`: 1–200, default 50. */
+export const PageLimit = Type.Integer({ minimum: 1, maximum: 200, default: 50 })
+
+/**
+ * Cursors are checked by shape, so a malformed one is a 400 (path `querystring/cursor`): compared
+ * as given, garbage sorted before or after every id and silently restarted or emptied the list.
+ * The length bound sits in the pattern so a bad cursor gets one error, not two.
+ */
+export const IdCursor = (prefix: IdPrefix) =>
+  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
+/** The cursor of a list keyed by a number (step number, event sequence). */
+export const NumberCursor = Type.String({ pattern: '^[0-9]{1,15}$', description: "The previous page's next_cursor (a number)." })
+
+/** `?limit=&cursor=` of a list of `prefix` ids; the cursor is the last id of the previous page. */
+export const PaginationQuery = (prefix: IdPrefix) => Type.Object({ limit: PageLimit, cursor: Type.Optional(IdCursor(prefix)) })
+/** `?limit=&cursor=` of a list keyed by a number. */
+export const NumberedPageQuery = Type.Object({ limit: PageLimit, cursor: Type.Optional(NumberCursor) })
 
 /** The list envelope `{ items, next_cursor }`. */
 export function ListOf<T extends TSchema>(item: T, options: { $id?: string; title?: string } = {}) {

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { LIMITS } from '../../services/reminder-model.js'
-import { Body, Id, ListOf, Timestamp } from './common.js'
+import { Body, Id, ListOf, PaginationQuery, Timestamp } from './common.js'
 
 /**
  * Reminder, settings and turn-start schemas. Dates, crons, timezones and patterns are checked
@@ -85,8 +85,7 @@ export const ListRemindersQuery = Type.Object({
   priority: Type.Optional(Priority),
   trigger_type: Type.Optional(TriggerType),
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.tag })),
-  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  ...PaginationQuery('rem').properties,
 })
 
 export const SnoozeBody = Body({

@@ -107,13 +107,8 @@ export const UpdateSessionBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 )
 export const SessionListQuery = Type.Object({
-  ...PaginationQuery.properties,
+  ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),
-})
-/** Step and drift-event lists page by a number (step number, event sequence). */
-export const NumberedPageQuery = Type.Object({
-  limit: PaginationQuery.properties.limit,
-  cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$' })),
 })
 
 export const SetGoalBody = Body({ goal: Text(4000) })
