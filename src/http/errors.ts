@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { AppError, type FieldError } from '../errors.js'
 import type { ProblemBody } from './schemas/common.js'
-import { MAX_FIELD_ERRORS } from './validation.js'
+import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from './validation.js'
 
 const PROBLEM_TYPE = 'application/problem+json'
 
@@ -32,8 +32,6 @@ function problem(request: FastifyRequest, status: number, code: string, detail: 
   return body
 }
 
-type AjvIssue = { instancePath: string; message?: string; params: Record<string, unknown> }
-
 /** `body/plan/0`, `querystring/limit`: where the bad value is, plus ajv's message; at most MAX_FIELD_ERRORS. */
 function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldError[] {
   return issues.slice(0, MAX_FIELD_ERRORS).map((v) => {
@@ -53,7 +51,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
       return send(reply, problem(request, err.status, err.code, err.message, err.errors))
     }
     if (err.validation) {
-      const issues = err.validation as AjvIssue[]
+      // Unions are folded first, so the cap counts what a client will read, not ajv's per-branch noise.
+      const issues = foldUnions(err.validation as AjvIssue[])
       const errors = fieldErrors(err.validationContext, issues)
       const more = issues.length > errors.length ? ` (and ${issues.length - errors.length} more)` : ''
       const detail = `Invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}${more}.`

@@ -113,3 +113,95 @@ export function validatorFactory(): ValidatorFactory {
   }
   return factory as unknown as ValidatorFactory
 }
+
+/** One ajv error, as Fastify hands it to the error handler. */
+export interface AjvIssue {
+  instancePath: string
+  schemaPath: string
+  keyword: string
+  message?: string
+  params: Record<string, unknown>
+}
+
+const shown = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v))
+const oneOfMessage = (values: unknown[]) => `must be one of: ${[...new Set(values.map(shown))].join(', ')}`
+const isChildOf = (path: string, parent: string) => path.startsWith(`${parent}/`) && !path.includes('/', parent.length + 1)
+
+/**
+ * Folds ajv's report of a failed union into what a client can act on. TypeBox writes a union of
+ * literals as anyOf of const, and ajv reports one "must be equal to constant" per branch plus
+ * "must match a schema in anyOf"; that becomes one issue naming the allowed values. A union of
+ * objects told apart by one literal field (a trigger's `type`) becomes one such issue on that
+ * field when no branch matched it, or the issues of the branch it matched; a non-null value that
+ * fails Nullable(X) gets X's issues without "must be null"; branches that all give one reason
+ * give it once; other failed unions lose repeats.
+ * `enum` and other `const` issues name their values too. It reads only ajv's output
+ * (params.allowedValue), so nothing is compiled per request; one pass, plus a walk back over
+ * each failed union's branches.
+ */
+export function foldUnions(issues: readonly AjvIssue[]): AjvIssue[] {
+  const out: AjvIssue[] = []
+  for (const issue of issues) {
+    if (issue.keyword !== 'anyOf') {
+      if (issue.keyword === 'enum') out.push({ ...issue, message: oneOfMessage(issue.params.allowedValues as unknown[]) })
+      else if (issue.keyword === 'const') out.push({ ...issue, message: `must be equal to ${shown(issue.params.allowedValue)}` })
+      else out.push(issue)
+      continue
+    }
+    // ajv reports a failed anyOf right after its branches' issues, whose schema paths it prefixes
+    // and whose values sit at or under its own (the latter tells array items apart).
+    const prefix = `${issue.schemaPath}/`
+    const within = (i: AjvIssue) =>
+      i.schemaPath.startsWith(prefix) && (i.instancePath === issue.instancePath || i.instancePath.startsWith(`${issue.instancePath}/`))
+    let start = out.length
+    while (start > 0 && within(out[start - 1]!)) start--
+    out.push(...foldUnion(issue, out.splice(start), prefix))
+  }
+  return out
+}
+
+function foldUnion(anyOf: AjvIssue, group: AjvIssue[], prefix: string): AjvIssue[] {
+  if (group.length === 0) return [anyOf] // branches behind a $ref report other schema paths
+  const at = anyOf.instancePath
+  const branches = new Map<string, AjvIssue[]>()
+  for (const i of group) {
+    const b = i.schemaPath.slice(prefix.length).split('/', 1)[0]!
+    const list = branches.get(b)
+    if (list) list.push(i)
+    else branches.set(b, [i])
+  }
+  const isNull = (b: AjvIssue[]) => b.length === 1 && b[0]!.keyword === 'type' && b[0]!.params.type === 'null' && b[0]!.instancePath === at
+  const others = [...branches.values()].filter((b) => !isNull(b))
+  const nullable = others.length < branches.size
+  const isConst = (i: AjvIssue) => i.keyword === 'const'
+  const enumIssue = (path: string, extra: unknown[] = []): AjvIssue => {
+    const values = [...group.filter((i) => isConst(i) && i.instancePath === path).map((i) => i.params.allowedValue), ...extra]
+    return { instancePath: path, schemaPath: anyOf.schemaPath, keyword: 'enum', params: { allowedValues: values }, message: oneOfMessage(values) }
+  }
+  // A union of literals: every branch refused the value itself, by its type or its constant.
+  const literal = (b: AjvIssue[]) => b.some(isConst) && b.every((i) => i.instancePath === at && (isConst(i) || i.keyword === 'type'))
+  if (others.length > 0 && others.every(literal)) return [enumIssue(at, nullable ? [null] : [])]
+  if (nullable && others.length === 1) return unique(others[0]!)
+  // Every branch refused the value for one same reason (not an object, say): just that reason.
+  const reasons = unique(others.flat())
+  if (reasons.length === 1 && others.every((b) => b.length === 1)) return reasons
+  // A union of objects with one literal field that tells them apart.
+  const tags = new Set(others.flat().filter((i) => isConst(i) && isChildOf(i.instancePath, at)).map((i) => i.instancePath))
+  if (tags.size === 1) {
+    const tag = tags.values().next().value!
+    const matched = others.filter((b) => !b.some((i) => isConst(i) && i.instancePath === tag))
+    return matched.length === 0 ? [enumIssue(tag)] : unique(matched.flat())
+  }
+  return unique([...group, anyOf])
+}
+
+/** Drops repeats: a field every branch requires is reported by each of them. */
+function unique(issues: AjvIssue[]): AjvIssue[] {
+  const seen = new Set<string>()
+  return issues.filter((i) => {
+    const key = `${i.instancePath}\u0000${String(i.params.missingProperty ?? i.params.additionalProperty ?? '')}\u0000${i.message ?? ''}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { Ajv } from 'ajv'
+import { Type } from 'typebox'
+import { describe, expect, it, vi } from 'vitest'
+import { Body } from '../../src/http/schemas/common.js'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { createSession, postStep } from './sessions-fixtures.js'
 
@@ -89,5 +92,69 @@ describe('a malformed cursor is a 400 on every list', () => {
     // A cursor of the right shape still pages.
     expect((await t.app.inject({ url: `/v1/sessions?cursor=${sid}`, headers: t.a.headers })).json()).toEqual({ items: [], next_cursor: null })
     expect((await t.app.inject({ url: `/v1/sessions/${sid}/steps?cursor=0`, headers: t.a.headers })).json().items).toHaveLength(1)
+  })
+})
+
+describe('a field that must be one of some values says which', () => {
+  it('one error naming the values, for a wrong string or a wrong type, in a body or a query', async () => {
+    const t = await setup()
+    const expected = [{ path: 'body/config/similarity', message: 'must be one of: lexical, enhanced, embeddings' }]
+    for (const similarity of ['cosine', 5, null]) {
+      const body = await problemOf(t, { method: 'POST', url: '/v1/sessions', payload: { goal: 'g', config: { similarity } } }, 400)
+      expect(body.errors).toEqual(expected)
+      expect(body.detail).toBe('Invalid request: body/config/similarity must be one of: lexical, enhanced, embeddings.')
+    }
+    const query = await problemOf(t, { url: '/v1/sessions?status=open' }, 400)
+    expect(query.errors).toEqual([{ path: 'querystring/status', message: 'must be one of: active, archived' }])
+    const several = await problemOf(t, { method: 'POST', url: '/v1/reminders', payload: { title: 'x', priority: 'high', missed_policy: 'never', trigger: { type: 'context', pattern: 'x' } } }, 400)
+    expect(several.errors).toEqual([
+      { path: 'body/priority', message: 'must be one of: urgent, normal, low' },
+      { path: 'body/missed_policy', message: expect.stringMatching(/^must be one of: /) },
+    ])
+    expect(several.detail).not.toContain('constant')
+  })
+
+  it('a union of objects names its tag field, or reports only the branch the tag chose; null is no noise', async () => {
+    const t = await setup()
+    const post = (trigger: object) => problemOf(t, { method: 'POST', url: '/v1/reminders', payload: { title: 'x', trigger } }, 400)
+    expect((await post({ type: 'weekly', cron: '0 9 * * 1' })).errors).toEqual([{ path: 'body/trigger/type', message: 'must be one of: scheduled, recurring, context' }])
+    expect((await post({ type: 'scheduled' })).errors).toEqual([{ path: 'body/trigger/at', message: "must have required property 'at'" }])
+    expect((await post({ type: 'recurring', cron: 5 })).errors).toEqual([{ path: 'body/trigger/cron', message: 'must be string' }])
+    // Nullable(X) given neither: why X refused it, without "must be null".
+    const quiet = await problemOf(t, { method: 'PUT', url: '/v1/settings', payload: { quiet_hours: 5 } }, 400)
+    expect(quiet.errors).toEqual([{ path: 'body/quiet_hours', message: 'must be object' }])
+  })
+
+  it('folds each array item on its own', async () => {
+    const t = await setup()
+    const Shape = Type.Union([Body({ kind: Type.Literal('dot') }), Body({ kind: Type.Literal('line'), length: Type.Number() })])
+    t.app.post('/v1/shapes', { schema: { body: Body({ shapes: Type.Array(Type.Union([Shape, Type.Null()])) }) } }, async () => ({ ok: true }))
+    const res = await t.app.inject({ method: 'POST', url: '/v1/shapes', headers: t.a.headers, payload: { shapes: [{ kind: 'line' }, { kind: 'line' }, { kind: 'cube' }, null, 5] } })
+    expect(res.statusCode).toBe(400)
+    expect(res.json<Problem>().errors).toEqual([
+      { path: 'body/shapes/0/length', message: "must have required property 'length'" },
+      { path: 'body/shapes/1/length', message: "must have required property 'length'" },
+      { path: 'body/shapes/2/kind', message: 'must be one of: dot, line' },
+      { path: 'body/shapes/4', message: 'must be object' },
+    ])
+  })
+
+  it('keeps the cap of 20 errors, counting folded errors, and compiles nothing while answering', async () => {
+    const t = await setup()
+    const Letter = Type.Union([Type.Literal('a'), Type.Literal('b')])
+    t.app.post('/v1/letters', { schema: { body: Body({ xs: Type.Array(Letter) }) } }, async () => ({ ok: true }))
+    await t.app.ready()
+    const compile = vi.spyOn(Ajv.prototype, 'compile')
+    try {
+      const res = await t.app.inject({ method: 'POST', url: '/v1/letters', headers: t.a.headers, payload: { xs: Array.from({ length: 30 }, () => 'z') } })
+      expect(res.statusCode).toBe(400)
+      const body = res.json<Problem>()
+      expect(body.errors).toEqual(Array.from({ length: 20 }, (_, i) => ({ path: `body/xs/${i}`, message: 'must be one of: a, b' })))
+      expect(body.detail).toMatch(/\(and 10 more\)\.$/)
+      await problemOf(t, { method: 'POST', url: '/v1/sessions', payload: { goal: 'g', config: { similarity: 'cosine' } } }, 400)
+      expect(compile).not.toHaveBeenCalled()
+    } finally {
+      compile.mockRestore()
+    }
   })
 })
