@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { sendCreated } from '../idempotency.js'
 import { parseIsoInstant } from '../../scheduler/occurrences.js'
+import { fieldPath } from '../../errors.js'
 import type { ReminderSearch } from '../../services/reminder-search.js'
 import type { RemindersService } from '../../services/reminders.js'
 import type { SettingsService } from '../../services/settings.js'
@@ -47,13 +48,13 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       schema: {
         tags,
         summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
-        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery.properties }),
+        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery('rem').properties }),
         response: { 200: ReminderList, ...problemResponses },
       },
     },
     async (request) => {
       const { as_of, limit, cursor } = request.query
-      const asOf = as_of === undefined ? undefined : parseIsoInstant(as_of, 'as_of')
+      const asOf = as_of === undefined ? undefined : parseIsoInstant(as_of, fieldPath('querystring', 'as_of'))
       return reminders.due(request.agentId, asOf, { limit, cursor })
     },
   )
