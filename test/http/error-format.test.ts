@@ -51,7 +51,6 @@ describe('errors[].path has the 400 format on 422s too', () => {
     const r = await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload: { title: 'x', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } } })
     const id = r.json<{ id: string }>().id
     cases.push(
-      [{ method: 'POST', url: `/v1/reminders/${id}/snooze`, payload: {} }, 'body/minutes'],
       [{ method: 'POST', url: `/v1/reminders/${id}/snooze`, payload: { until: 'soon' } }, 'body/until'],
       [{ url: `/v1/reminders/${id}/occurrences?from=yesterday` }, 'querystring/from'],
     )
@@ -59,6 +58,9 @@ describe('errors[].path has the 400 format on 422s too', () => {
       const body = await problemOf(t, req, 422)
       expect(body.errors?.map((e) => e.path), req.url).toEqual([path])
     }
+    // A snooze with neither field is a 400 (a missing field, not a meaningless value), in the same format.
+    const neither = await problemOf(t, { method: 'POST', url: `/v1/reminders/${id}/snooze`, payload: {} }, 400)
+    expect(neither.errors?.map((e) => e.path)).toEqual(['body/minutes'])
   })
 
   it('a session config the engine refuses', async () => {
