@@ -7,16 +7,24 @@
 
 export const DEMO_GOAL = 'Build a REST API for user management with JWT authentication'
 export const DEMO_PLAN = ['design the user schema', 'implement signup and login endpoints with JWT', 'write tests for the auth endpoints']
+/**
+ * `enhanced` similarity: with the default `lexical` mode (word and trigram overlap, threshold
+ * 0.15) short on-plan steps that reword the goal score 0.03–0.10 and would be flagged as drift.
+ */
+export const DEMO_CONFIG = { similarity: 'enhanced' } as const
 
-/** On track for three steps, then off-goal: the same distraction three times (a loop), then more. */
+/**
+ * Two plan steps done, then the agent wanders off instead of writing the tests: the same
+ * distraction three times (a loop), and, after it replans, another distraction. Off-goal texts
+ * share no word with the goal or the plan, so none of them counts as progress.
+ */
 export const DEMO_RUN: { description: string; output?: string }[] = [
-  { description: 'design the user schema with email and roles', output: 'users table migration created' },
+  { description: 'design the user schema', output: 'users table: email, password hash, roles' },
   { description: 'implement signup and login endpoints with JWT', output: 'POST /signup and POST /login return tokens' },
-  { description: 'write tests for login and expired JWT tokens', output: '12 tests pass' },
   { description: 'browse cat pictures on reddit for inspiration' },
   { description: 'browse cat pictures on reddit for inspiration' },
   { description: 'browse cat pictures on reddit for inspiration' },
-  { description: 'watch football highlights while the build runs' },
+  { description: 'plan a weekend hiking trip: trails, weather forecast, campsite booking and a packing list of boots and tents' },
 ]
 
 export interface DemoOptions {
@@ -39,11 +47,20 @@ export class DemoHttpError extends Error {
   }
 }
 
+interface GoalState {
+  current_step: number
+  total_steps_planned: number
+  drift_score: number
+  progress: number
+  loop_detected: boolean
+  stall_turns: number
+}
+
 interface StepResult {
   step_number: number
   verification: { aligned: boolean; alignment_score: number; reasoning: string; recommended_action: string }
   drift: { similarity: number; severity: string; drifting: boolean; consecutive_drift_count: number }
-  state: { drift_score: number; progress: number; loop_detected: boolean; stall_turns: number }
+  state: GoalState
 }
 
 /** What each recommended action asks the agent to do (API.md "Steps: the per-step verdict"). */
@@ -75,19 +92,36 @@ async function call<T>(opts: DemoOptions, method: string, path: string, body?: u
   return (text ? JSON.parse(text) : undefined) as T
 }
 
+/** Why this step's verdict is flagged: a loop (this step is the repeat) and sustained drift. */
+function flagsOf(r: StepResult): string[] {
+  const flags: string[] = []
+  if (r.state.loop_detected) flags.push('loop detected: the same step 3 times')
+  if (r.drift.drifting) flags.push(`sustained drift: ${r.drift.consecutive_drift_count} off-goal steps in a row`)
+  return flags
+}
+
 /** Runs the scripted agent against a running server and returns the verdict sequence. */
 export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const log = opts.log ?? ((line: string) => console.log(line))
   log(`Goal: ${DEMO_GOAL}`)
   DEMO_PLAN.forEach((s, i) => log(`  plan ${i + 1}. ${s}`))
-  const session = await call<{ id: string }>(opts, 'POST', '/v1/sessions', { goal: DEMO_GOAL, plan: DEMO_PLAN, metadata: { source: 'demo' } })
-  log(`Opened session ${session.id}\n`)
+  const session = await call<{ id: string }>(opts, 'POST', '/v1/sessions', {
+    goal: DEMO_GOAL,
+    plan: DEMO_PLAN,
+    config: DEMO_CONFIG,
+    metadata: { source: 'demo' },
+  })
+  log(`Opened session ${session.id} with config ${JSON.stringify(DEMO_CONFIG)}: drift is scored by the enhanced`)
+  log('similarity (word rarity and character n-grams; threshold 0.115) rather than the default lexical word overlap.\n')
   log('The agent posts each step it takes (POST /v1/sessions/{id}/steps) and reads the verdict.')
-  log('align = keyword alignment with goal and plan, drift = running drift score, sim/severity = lexical')
-  log('similarity of the step to the goal and its drift severity; action = what the agent should do next.\n')
-  log(`${'#'.padStart(2)}  ${pad('step', 48)} align  drift   sim  severity  action`)
+  log('align = keyword alignment of the step with goal and plan; drift = the running drift score (off-goal steps')
+  log('raise it: adjust from 0.3, replan from 0.6); sim/severity = the step\'s similarity to the goal and its drift')
+  log('severity (enhanced pulls the scores of short texts toward 0.12, so a short off-goal step often grades only')
+  log('low, a longer one moderate or worse); off = off-goal steps in a row (more than 3 is sustained drift).\n')
+  log(`${'#'.padStart(2)}  ${pad('step', 48)} align  drift    sim  severity  off  action`)
 
   const actions: string[] = []
+  let looped = false
   let last: StepResult | undefined
   for (const step of DEMO_RUN) {
     const r = await call<StepResult>(opts, 'POST', `/v1/sessions/${session.id}/steps`, step)
@@ -95,15 +129,26 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     actions.push(v.recommended_action)
     log(
       `${String(r.step_number).padStart(2)}  ${pad(step.description, 48)} ${v.alignment_score.toFixed(2).padStart(5)}  ` +
-        `${r.state.drift_score.toFixed(2).padStart(5)}  ${r.drift.similarity.toFixed(2)}  ${pad(r.drift.severity, 8)}  ${v.recommended_action}`,
+        `${r.state.drift_score.toFixed(2).padStart(5)}  ${r.drift.similarity.toFixed(3)}  ${pad(r.drift.severity, 8)}  ` +
+        `${String(r.drift.consecutive_drift_count).padStart(3)}  ${v.recommended_action}`,
     )
-    const flags = [r.state.loop_detected ? 'loop detected' : '', r.drift.drifting ? 'sustained drift' : ''].filter(Boolean)
-    log(`    → ${MEANING[v.recommended_action] ?? v.recommended_action}${flags.length ? ` (${flags.join(', ')})` : ''}. ${v.reasoning}`)
+    const flags = flagsOf(r)
+    log(`    → ${MEANING[v.recommended_action] ?? v.recommended_action}${flags.length ? ` (${flags.join('; ')})` : ''}. ${v.reasoning}`)
+    if (r.state.loop_detected) {
+      // The loop flag stays set (every later verdict is replan) until the agent says it replanned.
+      looped = true
+      await call(opts, 'POST', `/v1/sessions/${session.id}/loop/reset`)
+      log('    The agent replans and clears the loop flag (POST /v1/sessions/{id}/loop/reset); drift is left as it is.')
+    }
     last = r
   }
 
+  const done = last?.state.current_step ?? 0
+  const total = last?.state.total_steps_planned ?? DEMO_PLAN.length
+  log(`\nPlan progress: ${done}/${total} steps done (only aligned, new steps advance the plan).`)
+
   const turn = DEMO_RUN.length + 1
-  log(`\nBefore its next LLM call the agent asks for a goal reminder (GET /v1/sessions/{id}/reminder?turn=${turn}):`)
+  log(`\nBefore its next LLM call (turn ${turn}) the agent asks for a goal reminder (GET /v1/sessions/{id}/reminder?turn=${turn}):`)
   const reminder = await call<{ text: string; mode: string; token_estimate: number; includes_drift_warning: boolean }>(
     opts,
     'GET',
@@ -112,21 +157,23 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   log(`  mode ${reminder.mode}, ${reminder.token_estimate} tokens${reminder.includes_drift_warning ? ', with a drift warning' : ''}:`)
   log(indent(reminder.text))
 
-  // The recitation restates goal, plan and todos at the end of the context, where the model attends most.
-  await call(opts, 'PUT', `/v1/sessions/${session.id}/context`, {
-    plan_tasks: DEMO_PLAN.map((description, i) => ({ description, status: i < 2 ? 'completed' : 'in_progress' })),
+  // The recitation restates goal, plan and todos at the end of the context, where the model attends
+  // most. No plan_tasks are sent, so its plan progress is the session's own (the same as above).
+  const context = {
     todos: [
-      { content: 'cover expired and tampered JWT tokens in tests', status: 'in_progress' },
+      { content: 'cover expired and tampered JWT tokens in tests', status: 'pending' },
       { content: 'document the auth endpoints', status: 'pending' },
     ],
-    recent_errors: last?.state.loop_detected ? ['repeated an off-goal step three times'] : [],
-  })
-  const iteration = 5
-  log(`\nAnd the recitation block it would inject (GET /v1/sessions/{id}/recitation?iteration=${iteration}):`)
+    recent_errors: looped ? ['repeated an off-goal step three times'] : [],
+  }
+  log(`\nIt tells the session its todos (PUT /v1/sessions/{id}/context; plan progress comes from the session):`)
+  log(indent(JSON.stringify(context)))
+  await call(opts, 'PUT', `/v1/sessions/${session.id}/context`, context)
+  log(`\nAnd reads the recitation block it would inject (GET /v1/sessions/{id}/recitation?iteration=${turn}):`)
   const recitation = await call<{ should_inject: boolean; text: string | null; content: string | null; token_estimate: number }>(
     opts,
     'GET',
-    `/v1/sessions/${session.id}/recitation?iteration=${iteration}`,
+    `/v1/sessions/${session.id}/recitation?iteration=${turn}`,
   )
   log(`  due now: ${recitation.should_inject ? 'yes' : 'no'}, ${recitation.token_estimate} tokens:`)
   log(indent(recitation.text ?? recitation.content ?? '(empty)'))
