@@ -174,8 +174,11 @@ export class RemindersService {
     const out = this.transition(agentId, id, 'snooze', (row) => {
       const c = clampSnoozeMinutes(minutes, row.priority)
       clamped = c.clamped
+      const end = c.clamped || input.until === undefined ? Math.round(now + c.minutes * 60_000) : parseIsoInstant(input.until)
+      // A snooze postpones, never brings forward: a reminder not due before the snooze ends keeps
+      // its next fire time (a past one, already due, is postponed to the snooze end).
+      row.snooze_until = Math.max(end, row.next_fire_at ?? end)
       row.status = 'snoozed'
-      row.snooze_until = c.clamped || input.until === undefined ? Math.round(now + c.minutes * 60_000) : parseIsoInstant(input.until)
     })
     return clamped ? { ...out, clamped: true } : out
   }

@@ -33,8 +33,9 @@ describe('reminder lifecycle', () => {
 
   it('snooze clamps per priority and says so', () => {
     const f = reminderFixture()
+    // Already due, so the snooze end alone decides when they fire (a snooze never brings one forward).
     const mk = (priority: 'urgent' | 'normal' | 'low') =>
-      f.reminders.create('agt_a', { title: priority, priority, trigger: at('2026-11-22T10:00:00Z') }).id
+      f.reminders.create('agt_a', { title: priority, priority, trigger: at('2026-11-22T08:00:00Z') }).id
     const cases: [ReturnType<typeof mk>, number, number, boolean][] = [
       [mk('urgent'), 1, 5, true],
       [mk('urgent'), 30, 30, false],

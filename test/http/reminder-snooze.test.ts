@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+
+const NOW = Date.parse('2026-11-22T10:00:00.000Z')
+
+async function setup(): Promise<TestApp & { a: TestAgent }> {
+  const t = await buildTestApp({ clock: () => NOW })
+  return { ...t, a: await t.createAgent('a') }
+}
+
+type Json = Record<string, unknown>
+
+function api(t: TestApp & { a: TestAgent }) {
+  const h = t.a.headers
+  return {
+    create: async (payload: object) => (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload })).json() as Json,
+    snooze: async (id: unknown, payload: object) => (await t.app.inject({ method: 'POST', url: `/v1/reminders/${id}/snooze`, headers: h, payload })).json() as Json,
+    get: async (id: unknown) => (await t.app.inject({ url: `/v1/reminders/${id}`, headers: h })).json() as Json,
+    dueIds: async (asOf: string) =>
+      ((await t.app.inject({ url: `/v1/reminders/due?as_of=${asOf}`, headers: h })).json() as { items: Json[] }).items.map((r) => r.id),
+    /** Turn start at `now`: the reminders it delivers. */
+    turnIds: async (now: string) =>
+      ((await t.app.inject({ method: 'POST', url: '/v1/turns', headers: h, payload: { user_message: 'status?', now } })).json() as { reminders: Json[] }).reminders.map((r) => r.id),
+  }
+}
+
+describe('POST /v1/reminders/{id}/snooze never brings a reminder forward', () => {
+  it('a one-shot due tomorrow snoozed 30 minutes still fires tomorrow, not in 30 minutes', async () => {
+    const t = await setup()
+    const a = api(t)
+    const r = await a.create({ title: 'Send the report', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } })
+    const snoozed = await a.snooze(r.id, { minutes: 30 })
+    expect(snoozed).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-23T09:00:00.000Z', next_fire_at: '2026-11-23T09:00:00.000Z' })
+    expect(snoozed.clamped).toBeUndefined()
+    expect(await a.dueIds('2026-11-22T10:31:00Z')).toEqual([])
+    expect(await a.turnIds('2026-11-22T10:31:00Z')).toEqual([])
+    expect(await a.dueIds('2026-11-23T09:00:00Z')).toEqual([r.id])
+  })
+
+  it('an urgent recurring reminder snoozed keeps its next occurrence (tomorrow), and fires it once', async () => {
+    const t = await setup()
+    const a = api(t)
+    const r = await a.create({ title: 'Standup', priority: 'urgent', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'UTC' } })
+    expect(r.next_fire_at).toBe('2026-11-23T09:00:00.000Z')
+    const snoozed = await a.snooze(r.id, { minutes: 30 })
+    expect(snoozed).toMatchObject({ status: 'snoozed', next_fire_at: '2026-11-23T09:00:00.000Z', snooze_until: '2026-11-23T09:00:00.000Z' })
+    expect(await a.turnIds('2026-11-22T10:30:00Z')).toEqual([])
+    expect(await a.turnIds('2026-11-23T09:00:10Z')).toEqual([r.id])
+    // That occurrence is answered: the next one is the day after, not a second fire of the same one.
+    expect(await a.get(r.id)).toMatchObject({ status: 'pending', next_fire_at: '2026-11-24T09:00:00.000Z', snooze_until: null })
+  })
+
+  it('`until` before the next fire time keeps the next fire time; after it, the snooze wins', async () => {
+    const t = await setup()
+    const a = api(t)
+    const r = await a.create({ title: 'x', trigger: { type: 'scheduled', at: '2026-11-22T12:00:00Z' } })
+    expect(await a.snooze(r.id, { until: '2026-11-22T11:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T12:00:00.000Z' })
+    expect(await a.snooze(r.id, { until: '2026-11-22T13:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T13:00:00.000Z' })
+    // A snoozed reminder's next fire time is its snooze end: a shorter second snooze does not shorten it.
+    expect(await a.snooze(r.id, { minutes: 15 })).toMatchObject({ snooze_until: '2026-11-22T13:00:00.000Z' })
+  })
+
+  it('a reminder already due is postponed by the snooze, clamped as before', async () => {
+    const t = await setup()
+    const a = api(t)
+    const overdue = await a.create({ title: 'late', priority: 'urgent', trigger: { type: 'scheduled', at: '2026-11-22T08:00:00Z' } })
+    expect(await a.dueIds('2026-11-22T10:00:00Z')).toEqual([overdue.id])
+    expect(await a.snooze(overdue.id, { minutes: 600 })).toMatchObject({ snooze_until: '2026-11-22T11:00:00.000Z', clamped: true })
+    const fired = await a.create({ title: 'fired', trigger: { type: 'scheduled', at: '2026-11-22T09:00:00Z' } })
+    expect(await a.turnIds('2026-11-22T10:00:00Z')).toEqual([fired.id])
+    // A triggered one-shot has nothing left to fire: the snooze alone decides.
+    expect(await a.snooze(fired.id, { minutes: 30 })).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-22T10:30:00.000Z' })
+  })
+})
