@@ -52,14 +52,17 @@ function cronFor(expr: string, tz: string): Cron {
  */
 export function validateCron(expr: string, tz = 'UTC', path = fieldPath('body', 'trigger', 'cron')): string {
   const normalized = expr.trim().split(/\s+/).join(' ')
+  const fields = normalized === '' ? 0 : normalized.split(' ').length
+  // Counted here: croner's own message offers five, six or seven parts, which this service does not take.
+  // A lone '@daily'-style nickname is croner's to accept or refuse.
+  if (fields !== 5 && !(fields === 1 && normalized.startsWith('@'))) throw wrongFieldCount(expr, fields, path)
   let job: Cron
   try {
     job = cronFor(normalized, validateTimezone(tz))
   } catch (err) {
-    const why = err instanceof Error ? err.message.replace(/^CronPattern:\s*/, '') : String(err)
-    throw unprocessable(`Invalid cron expression '${expr}': ${why} (expected 5 fields: minute hour day month weekday).`, [
-      { path, message: why },
-    ])
+    const why = err instanceof Error ? err.message.replace(/^CronPattern:\s*/, '').replace(/\.$/, '') : String(err)
+    if (/parts are required|requires exactly/.test(why)) throw wrongFieldCount(expr, fields, path)
+    throw unprocessable(`Invalid cron expression '${expr}': ${why} (${FIVE_FIELDS}).`, [{ path, message: why }])
   }
   // croner searches years ahead; null means the expression can never match (e.g. 30 February).
   if (job.nextRun(new Date(0)) === null) {
@@ -68,6 +71,14 @@ export function validateCron(expr: string, tz = 'UTC', path = fieldPath('body', 
     ])
   }
   return normalized
+}
+
+const FIVE_FIELDS = 'a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week'
+
+function wrongFieldCount(expr: string, fields: number, path: string) {
+  return unprocessable(`Invalid cron expression '${expr}': it has ${fields} field${fields === 1 ? '' : 's'}; ${FIVE_FIELDS}.`, [
+    { path, message: `${fields} field${fields === 1 ? '' : 's'}, expected 5` },
+  ])
 }
 
 /** Parses an ISO-8601 date-time with an explicit offset or Z; 422 otherwise. */

@@ -39,6 +39,11 @@ describe('reminders over REST', () => {
     expect(never.statusCode).toBe(422)
     expect(never.headers['content-type']).toMatch(/problem\+json/)
     expect(never.json().detail).toMatch(/never fires/)
+    const six = await post({ title: 'x', trigger: { type: 'recurring', cron: '0 0 9 * * *' } })
+    expect(six.statusCode).toBe(422)
+    expect(six.json().detail).toBe(
+      "Invalid cron expression '0 0 9 * * *': it has 6 fields; a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week.",
+    )
     expect((await post({ title: 'x', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'Moon/Base' } })).json().detail).toMatch(/timezone/)
     expect((await post({ title: 'x', trigger: { type: 'scheduled', at: 'tomorrow' } })).statusCode).toBe(422)
     await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: t.a.headers, payload: { max_reminders: 1 } })

@@ -31,6 +31,16 @@ describe('cron and timezone validation', () => {
     expect(status422(() => validateCron('hello'))).toMatch(/Invalid cron/)
   })
 
+  it('a wrong field count says how many there are and that exactly 5 are taken, nothing else', () => {
+    for (const [expr, n] of [['* * * *', 4], ['0 0 * * * *', 6], ['0 0 * * * * *', 7], ['hello', 1], ['@nightly', 1]] as const) {
+      const detail = status422(() => validateCron(expr))
+      expect(detail).toContain(`it has ${n} field`)
+      expect(detail).toMatch(/exactly 5 fields: minute hour day-of-month month day-of-week\.$/)
+      expect(detail).not.toMatch(/six|seven|parts/)
+    }
+    expect(validateCron('@daily')).toBe('@daily')
+  })
+
   it('rejects an expression that never fires', () => {
     expect(status422(() => validateCron('0 0 30 2 *'))).toMatch(/never fires/)
   })
