@@ -53,9 +53,12 @@ export async function assertWebhookUrl(raw: string, allowPrivate: boolean): Prom
   }
   const bad = addresses.find(isForbiddenAddress)
   if (bad !== undefined) {
-    throw unprocessable(`The webhook host resolves to a non-public address (${bad}).`, [
-      { path: URL_PATH, message: 'resolves to a loopback, private or otherwise non-public address' },
-    ])
+    // Name the setting: a receiver on the same machine or network is the usual first try.
+    throw unprocessable(
+      `The webhook host resolves to a non-public address (${bad}); to allow loopback and private targets ` +
+        '(a receiver on this machine or network), start the server with GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS=true.',
+      [{ path: URL_PATH, message: 'resolves to a loopback, private or otherwise non-public address' }],
+    )
   }
   return url
 }

@@ -61,6 +61,7 @@ describe('webhook routes', () => {
       const res = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: a.headers, payload: { url } })
       expect([url, res.statusCode]).toEqual([url, 422])
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+      expect(res.json().detail).toMatch(/non-public address .*GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS=true/)
     }
     const bad = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: a.headers, payload: { url: 'https://8.8.8.8/x', event_types: ['nope'] } })
     expect(bad.statusCode).toBe(400)
