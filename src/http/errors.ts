@@ -15,6 +15,11 @@ const FASTIFY_CODES: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
 }
 
+/** Fastify's wording where it leaves a client guessing what to send instead. */
+const DETAILS: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Media Type: send the body as JSON with the header content-type: application/json.',
+}
+
 function send(reply: FastifyReply, problem: ProblemBody): void {
   // A pre-serialized string skips the route's response serializer, so every field reaches the client.
   void reply.code(problem.status).type(PROBLEM_TYPE).send(JSON.stringify(problem))
@@ -61,7 +66,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) {
       const code = (err.code && FASTIFY_CODES[err.code]) ?? STATUS_CODES[status]?.toLowerCase().replace(/\W+/g, '_')
-      return send(reply, problem(request, status, code ?? 'bad_request', err.message))
+      return send(reply, problem(request, status, code ?? 'bad_request', DETAILS[err.code] ?? err.message))
     }
     request.log.error({ err }, 'request failed')
     return send(reply, problem(request, status >= 500 ? status : 500, 'internal', 'An unexpected error occurred.'))

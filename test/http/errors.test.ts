@@ -35,6 +35,15 @@ describe('problem+json errors', () => {
     expectProblem(await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: '{"name": {"x": 1}}' }), 400)
   })
 
+  it('415 for a body that is not JSON says which content-type to send', async () => {
+    const { app, adminHeaders } = await buildTestApp()
+    // What curl -d sends without -H 'content-type: application/json'.
+    const headers = { ...adminHeaders, 'content-type': 'application/x-www-form-urlencoded' }
+    const res = expectProblem(await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: '{"name":"a"}' }), 415)
+    expect(res.type).toBe('urn:problem:unsupported_media_type')
+    expect(res.detail).toContain('content-type: application/json')
+  })
+
   it('413 for a body over 1 MB', async () => {
     const { app, adminHeaders } = await buildTestApp()
     const res = await app.inject({ method: 'POST', url: '/v1/agents', headers: adminHeaders, payload: { name: 'x'.repeat(1024 * 1024) } })
