@@ -171,13 +171,17 @@ export class RemindersService {
       throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
     }
     let clamped = false
-    const out = this.transition(agentId, id, 'snooze', (row) => {
+    const untilMs = until === undefined ? undefined : parseIsoInstant(until, fieldPath('body', 'until'))
+    const out = this.transition(agentId, id, 'snooze', (row, _now, tz) => {
       const c = clampSnoozeMinutes(minutes, row.priority)
       clamped = c.clamped
-      const end = c.clamped || input.until === undefined ? Math.round(now + c.minutes * 60_000) : parseIsoInstant(input.until)
-      // A snooze postpones, never brings forward: a reminder not due before the snooze ends keeps
-      // its next fire time (a past one, already due, is postponed to the snooze end).
-      row.snooze_until = Math.max(end, row.next_fire_at ?? end)
+      const end = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
+      // Once delivered, a snooze means "remind me again then": its end wins, and a recurring
+      // schedule resumes after it. Never delivered, it postpones but never brings forward: the
+      // later of its end and the reminder's own next fire time (so a second snooze may shorten
+      // the first, down to that time).
+      const own = row.last_fired_at === null ? computeNextFire({ ...row, status: 'pending' }, now, tz) : null
+      row.snooze_until = Math.max(end, own ?? end)
       row.status = 'snoozed'
     })
     return clamped ? { ...out, clamped: true } : out
@@ -205,7 +209,7 @@ export class RemindersService {
     agentId: string,
     id: string,
     action: string,
-    apply: (row: ReminderRow, now: number) => void,
+    apply: (row: ReminderRow, now: number, tz: string) => void,
     fire = false,
   ): Reminder {
     const now = this.clock()
@@ -214,7 +218,7 @@ export class RemindersService {
       assertLive(row, action)
       const tz = this.settings.get(agentId).timezone
       if (fire) return fireReminder(this.sqlite, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
-      apply(row, now)
+      apply(row, now, tz)
       row.updated_at = now
       row.next_fire_at = computeNextFire(row, now, tz)
       this.store.update(row)

@@ -24,7 +24,7 @@ function api(t: TestApp & { a: TestAgent }) {
   }
 }
 
-describe('POST /v1/reminders/{id}/snooze never brings a reminder forward', () => {
+describe('POST /v1/reminders/{id}/snooze never brings an undelivered reminder forward', () => {
   it('a one-shot due tomorrow snoozed 30 minutes still fires tomorrow, not in 30 minutes', async () => {
     const t = await setup()
     const a = api(t)
@@ -56,8 +56,20 @@ describe('POST /v1/reminders/{id}/snooze never brings a reminder forward', () =>
     const r = await a.create({ title: 'x', trigger: { type: 'scheduled', at: '2026-11-22T12:00:00Z' } })
     expect(await a.snooze(r.id, { until: '2026-11-22T11:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T12:00:00.000Z' })
     expect(await a.snooze(r.id, { until: '2026-11-22T13:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T13:00:00.000Z' })
-    // A snoozed reminder's next fire time is its snooze end: a shorter second snooze does not shorten it.
-    expect(await a.snooze(r.id, { minutes: 15 })).toMatchObject({ snooze_until: '2026-11-22T13:00:00.000Z' })
+    // A second, shorter snooze shortens the first, but not to before the reminder's own time.
+    expect(await a.snooze(r.id, { minutes: 15 })).toMatchObject({ snooze_until: '2026-11-22T12:00:00.000Z' })
+  })
+
+  it('a recurring reminder just delivered, snoozed 30 minutes, fires again in 30 minutes, then keeps its schedule', async () => {
+    const t = await setup()
+    const a = api(t)
+    const r = await a.create({ title: 'Standup', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'UTC' } })
+    const fired = (await t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/trigger`, headers: t.a.headers })).json() as Json
+    expect(fired).toMatchObject({ status: 'pending', last_fired_at: '2026-11-22T10:00:00.000Z', next_fire_at: '2026-11-23T09:00:00.000Z' })
+    // "Remind me again in 30 minutes", not "skip to tomorrow's standup".
+    expect(await a.snooze(r.id, { minutes: 30 })).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-22T10:30:00.000Z' })
+    expect(await a.turnIds('2026-11-22T10:30:10Z')).toEqual([r.id])
+    expect(await a.get(r.id)).toMatchObject({ status: 'pending', next_fire_at: '2026-11-23T09:00:00.000Z', snooze_until: null })
   })
 
   it('a reminder already due is postponed by the snooze, clamped as before', async () => {

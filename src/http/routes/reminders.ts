@@ -113,7 +113,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     {
       schema: {
         tags,
-        summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds; it then fires at the later of the snooze end and its next fire time, never earlier.',
+        summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
         params: Params,
         body: SnoozeBody,
         response: { 200: SnoozedReminder, ...problemResponses },
