@@ -63,7 +63,7 @@ const pass = () => {
     r = checkpoint.get()
     if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
   }
-  parentPort.postMessage(r)
+  if (workerData.report) parentPort.postMessage(r)
   timer = setTimeout(pass, workerData.intervalMs)
 }
 parentPort.on('message', (m) => {
@@ -86,7 +86,7 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
   sqlite.pragma(`journal_size_limit = ${maxWalPages * pageSize}`)
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100, maxWalPages },
+    workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100, maxWalPages, report: opts.onPass !== undefined },
     // It allocates next to nothing; small heaps keep its share of RSS small.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
   })

@@ -32,7 +32,14 @@ function makeDirs(dir: string): void {
     at = up
   }
   if (existsSync(at) && !statSync(at).isDirectory()) throw new Error(`${at} is not a directory`)
-  for (const d of missing.reverse()) mkdirSync(d)
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d)
+    } catch (err) {
+      // Another process may create the same folder meanwhile; that is as good as ours.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+  }
 }
 
 /** Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas DESIGN.md asks for. */

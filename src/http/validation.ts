@@ -107,8 +107,8 @@ export function validatorFactory(): ValidatorFactory {
     const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS }) as unknown as Compile
     const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS }) as unknown as Compile
     const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS }) as unknown as Compile
-    // Non-body parts are returned unwrapped: Fastify passes a parent to functions with `schemaEnv`
-    // so ajv can coerce a root value.
+    // Non-body parts keep ajv's `schemaEnv` through finiteOnly: Fastify passes a parent to
+    // functions carrying it, so ajv can coerce a root value.
     return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : finiteOnly(other(route)))
   }
   return factory as unknown as ValidatorFactory

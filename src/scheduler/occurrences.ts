@@ -15,8 +15,13 @@ export type ReminderTrigger =
 
 const timezoneCache = new Map<string, string>()
 
+// Default error paths, built once (the scheduler parses on every tick).
+const TIMEZONE_PATH = fieldPath('body', 'timezone')
+const CRON_PATH = fieldPath('body', 'trigger', 'cron')
+const AT_PATH = fieldPath('body', 'trigger', 'at')
+
 /** The canonical IANA name of `tz`, or a 422 naming the bad value; `path` is the errors[] path. */
-export function validateTimezone(tz: string, path = fieldPath('body', 'timezone')): string {
+export function validateTimezone(tz: string, path = TIMEZONE_PATH): string {
   const hit = timezoneCache.get(tz)
   if (hit !== undefined) return hit
   let canonical: string
@@ -50,7 +55,7 @@ function cronFor(expr: string, tz: string): Cron {
  * Checks a cron expression (5 fields: minute hour day-of-month month day-of-week) and that it
  * ever fires; returns it trimmed with single spaces. Throws 422 saying what is wrong.
  */
-export function validateCron(expr: string, tz = 'UTC', path = fieldPath('body', 'trigger', 'cron')): string {
+export function validateCron(expr: string, tz = 'UTC', path = CRON_PATH): string {
   const normalized = expr.trim().split(/\s+/).join(' ')
   const fields = normalized === '' ? 0 : normalized.split(' ').length
   // Counted here: croner's own message offers five, six or seven parts, which this service does not take.
@@ -82,7 +87,7 @@ function wrongFieldCount(expr: string, fields: number, path: string) {
 }
 
 /** Parses an ISO-8601 date-time with an explicit offset or Z; 422 otherwise. */
-export function parseIsoInstant(value: string, path = fieldPath('body', 'trigger', 'at')): number {
+export function parseIsoInstant(value: string, path = AT_PATH): number {
   const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)
   const ms = ok ? Date.parse(value) : Number.NaN
   if (!Number.isFinite(ms)) {
