@@ -43,7 +43,11 @@ function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldErro
     const extra = (v.params.missingProperty ?? v.params.additionalProperty) as string | undefined
     const pointer = `${v.instancePath}${extra ? `/${extra}` : ''}`
     const path = `${context ?? 'request'}${pointer}`
-    const message = v.params.additionalProperty ? 'is not a known field' : (v.message ?? 'is invalid')
+    const message = v.params.additionalProperty
+      ? 'is not a known field'
+      : v.keyword === 'pattern' && path === 'querystring/cursor'
+        ? "must be a previous page's next_cursor, as given"
+        : (v.message ?? 'is invalid')
     return { path, message }
   })
 }
