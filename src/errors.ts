@@ -46,7 +46,9 @@ export const unauthorized = (message = 'Missing or invalid API key.') =>
   new AppError(401, 'unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } })
 export const forbidden = (message = 'This call needs the admin token.') => new AppError(403, 'forbidden', message)
 /** Unknown ids and other agents' ids get the same answer, so ids leak nothing. */
-export const notFound = (kind: string, id: string) => new AppError(404, 'not_found', `No ${kind} with id ${id}.`)
+/** `errors` names the field when the unknown id came in a body (a reference, not the path's resource). */
+export const notFound = (kind: string, id: string, errors?: FieldError[]) =>
+  new AppError(404, 'not_found', `No ${kind} with id ${id}.`, errors ? { errors } : {})
 export const conflict = (message: string) => new AppError(409, 'conflict', message)
 export const unprocessable = (message: string, errors?: FieldError[]) =>
   new AppError(422, 'unprocessable', message, errors ? { errors } : {})

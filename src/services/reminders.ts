@@ -31,6 +31,7 @@ export interface CreateReminderInput {
 export type PatchReminderInput = Partial<CreateReminderInput>
 
 export const MAX_OCCURRENCES = 50
+const SESSION_ID_ERROR = [{ path: fieldPath('body', 'session_id'), message: 'is not one of your sessions' }]
 
 function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], field: string): T | undefined {
   if (value !== undefined && !allowed.includes(value)) {
@@ -61,7 +62,7 @@ export class RemindersService {
 
   /** A reminder links only to one of its agent's sessions; another agent's is as unknown as a made-up id. */
   private assertSession(agentId: string, sessionId: string | null | undefined): void {
-    if (typeof sessionId === 'string' && !this.store.hasSession(agentId, sessionId)) throw notFound('session', sessionId)
+    if (typeof sessionId === 'string' && !this.store.hasSession(agentId, sessionId)) throw notFound('session', sessionId, SESSION_ID_ERROR)
   }
 
   create(agentId: string, input: CreateReminderInput): Reminder {

@@ -39,7 +39,7 @@ describe('reminder session_id belongs to the caller', () => {
       const res = await post(id, key)
       expect(res.statusCode, id).toBe(404)
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/)
-      expect(res.json()).toMatchObject({ status: 404, detail: expect.stringContaining(id) })
+      expect(res.json()).toMatchObject({ status: 404, detail: expect.stringContaining(id), errors: [{ path: 'body/session_id', message: 'is not one of your sessions' }] })
     }
     expect(dumpReminderTables(t)).toEqual(before)
     const ok = await post(mine, 'k1')
