@@ -20,6 +20,9 @@ const DETAILS: Record<string, string> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Media Type: send the body as JSON with the header content-type: application/json.',
 }
 
+/** `uri_too_long` for 414: a problem type for a 4xx Fastify raised without a code of ours. */
+const statusSlug = (status: number) => STATUS_CODES[status]?.toLowerCase().replace(/\W+/g, '_') ?? 'bad_request'
+
 function send(reply: FastifyReply, problem: ProblemBody): void {
   // A pre-serialized string skips the route's response serializer, so every field reaches the client.
   void reply.code(problem.status).type(PROBLEM_TYPE).send(JSON.stringify(problem))
@@ -69,8 +72,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     const status = err.statusCode ?? 500
     if (status >= 400 && status < 500) {
-      const code = (err.code && FASTIFY_CODES[err.code]) ?? STATUS_CODES[status]?.toLowerCase().replace(/\W+/g, '_')
-      return send(reply, problem(request, status, code ?? 'bad_request', DETAILS[err.code] ?? err.message))
+      const code = (err.code && FASTIFY_CODES[err.code]) ?? statusSlug(status)
+      return send(reply, problem(request, status, code, DETAILS[err.code] ?? err.message))
     }
     request.log.error({ err }, 'request failed')
     return send(reply, problem(request, status >= 500 ? status : 500, 'internal', 'An unexpected error occurred.'))
@@ -84,8 +87,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
  */
 export function sendFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400
-  const code = STATUS_CODES[status]?.toLowerCase().replace(/\W+/g, '_') ?? 'bad_request'
-  send(reply, problem(request, status, code, err.message))
+  send(reply, problem(request, status, statusSlug(status), err.message))
 }
 
 /**

@@ -162,17 +162,17 @@ export class RemindersService {
     if (asked !== undefined && until !== undefined) {
       throw badRequest('Give either minutes or until, not both.', [{ path: fieldPath('body', 'until'), message: 'not allowed with minutes' }])
     }
+    const untilMs = until === undefined ? undefined : parseIsoInstant(until, fieldPath('body', 'until'))
     let minutes: number
     if (asked !== undefined) {
       if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: fieldPath('body', 'minutes'), message: 'not a number' }])
       minutes = asked
-    } else if (until !== undefined) {
-      minutes = (parseIsoInstant(until, fieldPath('body', 'until')) - now) / 60_000
+    } else if (untilMs !== undefined) {
+      minutes = (untilMs - now) / 60_000
     } else {
       throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
     }
     let clamped = false
-    const untilMs = until === undefined ? undefined : parseIsoInstant(until, fieldPath('body', 'until'))
     const out = this.transition(agentId, id, 'snooze', (row, _now, tz) => {
       const c = clampSnoozeMinutes(minutes, row.priority)
       clamped = c.clamped
