@@ -2,7 +2,8 @@
  * The `enhanced` similarity: the mean of two cosines with the goal, IDF-weighted stemmed words
  * and IDF-weighted character n-grams (`char-grams.ts`), low scores of short texts lifted toward
  * a neutral value (`liftLowEvidence`), less a small penalty per code (`code-shapes.ts`) or date
- * (`text-normalize.ts`) the goal contradicts, plus a bonus when the action names a date the goal names.
+ * (`text-normalize.ts`) the goal contradicts, plus a bonus when the action names a date the goal
+ * names and one when it names a goal word missing from the rank list.
  *
  * Refinements over a plain word bag, each measured in `bench/quality.ts` (τ-bench ROC-AUC, all):
  * - a tool call's JSON keys (`"reservation_id":`) are its schema, the same whatever the task:
@@ -13,17 +14,18 @@
  *   provide your user ID?") are placed mid-way rather than with the off-task steps;
  * - n-grams let parts of words meet (+0.015); flattened word weights (+0.010); a code of a
  *   shape the goal uses but not named by it, −0.02 each (+0.012); with them the lift moved to
- *   0.12 and now applies almost in full. Each was picked on one half of τ-bench (split by a hash
- *   of the step id) and helps on both halves, on a split by task, and keeps STS-B (0.800 →
- *   0.802). Together: 0.790 → 0.819 (0.764 → 0.790 without user_id steps).
- * - dates ("May 20", "2024-05-20", "20 May"): "may" weighs little and a day number is one of a
- *   few, so a date both texts name hardly counts in the cosine. A goal that names dates now adds
- *   0.1 when the action names one of them and takes 0.02 (the code penalty) per other date, at
- *   most 3: 0.819 → 0.830 (0.790 → 0.802). Picked on half A (SHA-1 of the step id, pos and neg
- *   together; bonus 0.08–0.3 a plateau), AUC all / w/o user_id: half A 0.824 → 0.836 (0.797 →
- *   0.810), half B 0.814 → 0.824 (0.783 → 0.795), split by task 0.814 → 0.826 (0.785 → 0.799)
- *   and 0.825 → 0.835 (0.796 → 0.807); STS-B 80.25 → 80.27; ~+1 µs per check when the goal
- *   has a date (~+7 µs for an 8.8 KB action). Caveat: only 7 of the 27 τ-bench goals name a date.
+ *   0.12. Each picked on one half of τ-bench (split by a hash of the step id), helps on both
+ *   halves and on a split by task, keeps STS-B: 0.790 → 0.819 (0.764 → 0.790 w/o user_id steps).
+ * - dates ("May 20", "2024-05-20", "20 May") hardly count in the cosine ("may" weighs little). A
+ *   goal that names dates adds 0.1 when the action names one of them and takes 0.02 per other
+ *   date, at most 3: 0.819 → 0.830 (0.790 → 0.802); halves A/B 0.824 → 0.836 / 0.814 → 0.824,
+ *   task halves 0.814 → 0.826 / 0.825 → 0.835; STS-B 80.25 → 80.27. Only 7 of 27 goals name a date.
+ * - a goal word the rank list lacks (identifier, number, code, rare name: "PEP4E0", "3668",
+ *   "IAH") that the action names too adds 0.03, once: 0.830 → 0.834 (0.802 → 0.808). Bonus
+ *   picked on half A (0.02–0.04 a plateau; a rank cut at 20k–100k instead of "unlisted" within
+ *   0.001); all / w/o user_id: half A 0.836 → 0.841 (0.810 → 0.815), half B 0.824 → 0.828
+ *   (0.795 → 0.800), task halves 0.834 → 0.838 (0.807 → 0.811), 0.825 → 0.830 (0.796 → 0.803);
+ *   STS-B 80.29 → 80.29; no measurable cost per check.
  * What was tried and not kept, with its figures: the header of `bench/quality.ts`.
  *
  * IDF comes from a general corpus, never from the data being scored: `resources/word-ranks.txt`
@@ -38,8 +40,11 @@ import { readFileSync } from 'node:fs'
 import { stemmer } from 'stemmer'
 import { STOP_WORDS } from './text.js'
 import { buildGramWeights, firstSeen, GramTable, gramSlots, gramWeight, newPass, rankWeight } from './char-grams.js'
-import { codeShapes, mismatchedCodes } from './code-shapes.js'
+import { codeShapes } from './code-shapes.js'
+import { entityAdjustment, type GoalEntities } from './entity-evidence.js'
 import { dateMentions, normalizeText } from './text-normalize.js'
+
+export { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, UNLISTED_MATCH_BONUS } from './entity-evidence.js'
 
 /** Flattens the rank weight: common domain words ("cancel") tell tasks apart more than a general corpus says. */
 const WEIGHT_POWER = 0.3
@@ -52,15 +57,12 @@ export interface WeightedBag {
   readonly norm2: number
 }
 
-/** A goal's bag plus what the drift check compares besides words: n-grams and codes. */
-export interface GoalBag extends WeightedBag {
+/** A goal's bag plus what the drift check compares besides words: n-grams, codes, dates. */
+export interface GoalBag extends WeightedBag, GoalEntities {
   /** N-gram slot → weight (`char-grams.ts`), with its squared norm. */
   readonly grams: GramTable
-  /** Codes the goal names (lowercased) → shape, and the set of those shapes (`code-shapes.ts`). */
-  readonly codes: ReadonlyMap<string, string>
-  readonly shapes: ReadonlySet<string>
-  /** Calendar dates the goal names, as "may 20" (`dateMentions`). */
-  readonly dates: ReadonlySet<string>
+  /** Stems of the goal's words missing from the rank list (identifiers, numbers, rare names). */
+  readonly unlisted: ReadonlySet<string>
 }
 
 let ranks: Map<string, number> | undefined
@@ -91,6 +93,8 @@ interface WordInfo {
   readonly weight: number
   /** The word's distinct character n-gram slots. */
   readonly grams: Int32Array
+  /** Missing from the rank list. */
+  readonly unlisted: boolean
 }
 
 // Stemming and the rank lookup dominate the per-check cost, and agent vocabularies repeat, so
@@ -104,31 +108,42 @@ function wordInfo(word: string): WordInfo | null {
   if (info === undefined) {
     // Single letters carry nothing, single digits can (a day, a count).
     const skip = (word.length < 2 && !(word >= '0' && word <= '9')) || STOP_WORDS.has(word)
-    info = skip ? null : { stem: /\d/.test(word) ? word : stemmer(word), weight: wordWeight(word), grams: gramSlots(word) }
+    info = skip
+      ? null
+      : { stem: /\d/.test(word) ? word : stemmer(word), weight: wordWeight(word), grams: gramSlots(word), unlisted: !wordRanks().has(word) }
     if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
     wordCache.set(word, info)
   }
   return info
 }
 
-/** Adds the words of `text` to `into` (stem → weight × scale), keeping an existing weight. */
-function addWords(into: Map<string, number>, text: string, scale: number): void {
+/**
+ * Adds the words of `text` to `into` (stem → weight × scale), keeping an existing weight, and the
+ * stems of its unlisted words to `unlisted` when given.
+ */
+function addWords(into: Map<string, number>, text: string, scale: number, unlisted?: Set<string>): void {
   const norm = normalizeText(text)
   WORD_RE.lastIndex = 0
   for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
     const info = wordInfo(m[0])
-    if (info !== null && !into.has(info.stem)) into.set(info.stem, info.weight * scale)
+    if (info === null) continue
+    if (!into.has(info.stem)) into.set(info.stem, info.weight * scale)
+    if (info.unlisted) unlisted?.add(info.stem)
   }
 }
 
-/** Adds the words of `text` to `into`, each weighted by its weight × (1 + ln tf) within `text`. */
-function addWordsWithTf(into: Map<string, number>, text: string): void {
+/**
+ * Adds the words of `text` to `into`, each weighted by its weight × (1 + ln tf) within `text`, and
+ * the stems of its unlisted words to `unlisted`.
+ */
+function addWordsWithTf(into: Map<string, number>, text: string, unlisted: Set<string>): void {
   const counts = new Map<string, { weight: number; tf: number }>()
   const norm = normalizeText(text)
   WORD_RE.lastIndex = 0
   for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
     const info = wordInfo(m[0])
     if (info === null) continue
+    if (info.unlisted) unlisted.add(info.stem)
     const seen = counts.get(info.stem)
     if (seen === undefined) counts.set(info.stem, { weight: info.weight, tf: 1 })
     else seen.tf++
@@ -167,8 +182,9 @@ function addGrams(into: Map<number, number>, text: string, scale: number): void 
  */
 export function goalBag(goal: string, context: readonly string[] = []): GoalBag {
   const weights = new Map<string, number>()
-  addWordsWithTf(weights, goal)
-  for (const entry of context) addWords(weights, entry, CONTEXT_WEIGHT)
+  const unlisted = new Set<string>()
+  addWordsWithTf(weights, goal, unlisted)
+  for (const entry of context) addWords(weights, entry, CONTEXT_WEIGHT, unlisted)
   const grams = new Map<number, number>()
   addGrams(grams, goal, 1)
   for (const entry of context) addGrams(grams, entry, CONTEXT_WEIGHT)
@@ -176,7 +192,7 @@ export function goalBag(goal: string, context: readonly string[] = []): GoalBag 
   for (const entry of context) codeShapes(entry, codes)
   const dates = dateMentions(normalizeText(goal))
   for (const entry of context) dateMentions(normalizeText(entry), dates)
-  return { ...withNorm(weights), grams: new GramTable(grams), codes, shapes: new Set(codes.values()), dates }
+  return { ...withNorm(weights), grams: new GramTable(grams), codes, shapes: new Set(codes.values()), dates, unlisted }
 }
 
 /** Cosine of two weighted bags in [0, 1]; `noSignal` when either is empty. */
@@ -200,12 +216,15 @@ let gramDot = 0
 let gramNorm2 = 0
 /** The normalized text of the last `scan`. */
 let scannedText = ''
+/** Whether the last `scan` met a stem of its `unlisted` set. */
+let unlistedShared = false
 
 /**
  * Dot product of `goal` with the set of stems of `text`, in one pass; sets `scannedNorm2`, and,
- * when `grams` is given, `gramDot` / `gramNorm2` over the set of the text's n-grams.
+ * when `grams` is given, `gramDot` / `gramNorm2` over the set of the text's n-grams, and when
+ * `unlisted` is given, `unlistedShared`.
  */
-function scan(goal: WeightedBag, text: string, grams?: GramTable): number {
+function scan(goal: WeightedBag, text: string, grams?: GramTable, unlisted?: ReadonlySet<string>): number {
   seenStems.clear()
   if (grams !== undefined) newPass()
   const norm = normalizeText(text)
@@ -214,6 +233,7 @@ function scan(goal: WeightedBag, text: string, grams?: GramTable): number {
   let norm2 = 0
   let gDot = 0
   let gNorm2 = 0
+  let shared = false
   WORD_RE.lastIndex = 0
   for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
     const info = wordInfo(m[0])
@@ -231,7 +251,10 @@ function scan(goal: WeightedBag, text: string, grams?: GramTable): number {
     norm2 += info.weight * info.weight
     const g = goal.weights.get(info.stem)
     if (g !== undefined) dot += g * info.weight
+    // The goal's rare word may be a common one here ("baggages" / "baggage"): any word counts.
+    if (!shared && unlisted !== undefined && g !== undefined && unlisted.has(info.stem)) shared = true
   }
+  unlistedShared = shared
   scannedNorm2 = norm2
   gramDot = gDot
   gramNorm2 = gNorm2
@@ -263,16 +286,6 @@ export const EVIDENCE_SCALE = 300
 /** Share of the n-gram cosine in the drift check's score (the rest: the word cosine). */
 export const GRAM_SHARE = 0.5
 /**
- * Subtracted per code of the action that the goal lacks but whose shape it uses, and per date
- * of the action that a goal naming dates lacks (at most 3 of each).
- */
-export const CODE_MISMATCH_PENALTY = 0.02
-const MAX_MISMATCHES = 3
-/** Added when the action names a date the goal names (once, however many). */
-export const DATE_MATCH_BONUS = 0.1
-const actionDates = new Set<string>()
-
-/**
  * Lifts a score below `NEUTRAL_SIMILARITY` toward it in proportion to how little the text
  * says: (n·s + k·m) / (n + k) with n the text's squared weight norm. A long text that shares
  * nothing with the goal is strong evidence of drift, a short one is weak; scores at or above the
@@ -285,30 +298,17 @@ export function liftLowEvidence(cosine: number, norm2: number): number {
 
 /**
  * The drift check: the mean of the word cosine and the n-gram cosine (`GRAM_SHARE`), lifted by
- * `liftLowEvidence` with the text's word evidence; if the goal names dates, plus
- * `DATE_MATCH_BONUS` when the text names one of them and less `CODE_MISMATCH_PENALTY` per other
- * date; less `CODE_MISMATCH_PENALTY` per mismatched code; in [0, 1].
+ * `liftLowEvidence` with the text's word evidence, plus `entityAdjustment` (`entity-evidence.ts`:
+ * bonuses for a date or an unlisted word the goal names, penalties for other dates and codes);
+ * in [0, 1].
  */
 export function similarityToText(goal: GoalBag, text: string, noSignal: number): number {
-  const dot = scan(goal, text, goal.grams)
+  const dot = scan(goal, text, goal.grams, goal.unlisted)
   if (goal.norm2 === 0 || scannedNorm2 === 0) return noSignal
   const words = Math.min(1, dot / Math.sqrt(goal.norm2 * scannedNorm2))
   const gramNorms = goal.grams.norm2 * gramNorm2
   const grams = gramNorms === 0 ? 0 : Math.min(1, gramDot / Math.sqrt(gramNorms))
-  let score = liftLowEvidence((1 - GRAM_SHARE) * words + GRAM_SHARE * grams, scannedNorm2)
-  if (goal.dates.size > 0) {
-    actionDates.clear()
-    dateMentions(scannedText, actionDates)
-    let named = false
-    let missing = 0
-    for (const date of actionDates) {
-      if (goal.dates.has(date)) named = true
-      else missing++
-    }
-    score += (named ? DATE_MATCH_BONUS : 0) - CODE_MISMATCH_PENALTY * Math.min(MAX_MISMATCHES, missing)
-  }
-  if (goal.shapes.size > 0) {
-    score -= CODE_MISMATCH_PENALTY * Math.min(MAX_MISMATCHES, mismatchedCodes(text, goal.codes, goal.shapes))
-  }
+  const score = liftLowEvidence((1 - GRAM_SHARE) * words + GRAM_SHARE * grams, scannedNorm2) +
+    entityAdjustment(goal, text, scannedText, unlistedShared)
   return Math.min(1, Math.max(0, score))
 }

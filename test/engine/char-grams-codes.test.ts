@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { GramTable, gramSlots, gramWeight } from '../../src/engine/char-grams.js'
 import { codeShapes, mismatchedCodes } from '../../src/engine/code-shapes.js'
-import { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, goalBag, similarityToText, wordWeight } from '../../src/engine/enhanced-similarity.js'
+import { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, goalBag, similarityToText, UNLISTED_MATCH_BONUS, wordWeight } from '../../src/engine/enhanced-similarity.js'
 import { dateMentions, normalizeText } from '../../src/engine/text-normalize.js'
 
 describe('character n-grams', () => {
@@ -58,6 +58,20 @@ describe('code shapes', () => {
     const same = similarityToText(goal, 'get_reservation_details({"reservation_id": "PEP4E0"})', 0.5)
     const other = similarityToText(goal, 'get_reservation_details({"reservation_id": "XKQ7T2"})', 0.5)
     expect(other).toBeLessThan(same)
+  })
+})
+
+describe('unlisted words', () => {
+  it('adds the bonus once when the action names a word of the goal missing from the rank list', () => {
+    const goal = goalBag('Cancel reservation PEP4E0 and rebook 3 bags for mia_li_3668')
+    expect([...goal.unlisted].sort()).toEqual(['3', '3668', 'pep4e0'])
+    const plain = { ...goal, unlisted: new Set<string>() }
+    const shift = (action: string) => similarityToText(goal, action, 0.5) - similarityToText(plain, action, 0.5)
+    expect(shift('get_reservation_details({"reservation_id": "PEP4E0"})')).toBeCloseTo(UNLISTED_MATCH_BONUS, 10)
+    // Once, however many: PEP4E0, 3 and 3668 together.
+    expect(shift('Reservation PEP4E0 of mia_li_3668 now has 3 bags')).toBeCloseTo(UNLISTED_MATCH_BONUS, 10)
+    // Listed words ("cancel", "reservation") or another code add nothing.
+    expect(shift('cancel_reservation({"reservation_id": "XKQ7T2"})')).toBe(0)
   })
 })
 
