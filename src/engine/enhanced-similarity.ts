@@ -57,7 +57,7 @@ export interface WeightedBag {
   readonly norm2: number
 }
 
-/** A goal's bag plus what the drift check compares besides words: n-grams, codes, dates. */
+/** A goal's bag plus what the drift check compares besides words: n-grams, codes, dates, unlisted words. */
 export interface GoalBag extends WeightedBag, GoalEntities {
   /** N-gram slot → weight (`char-grams.ts`), with its squared norm. */
   readonly grams: GramTable
