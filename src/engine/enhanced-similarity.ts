@@ -28,26 +28,21 @@
  *   STS-B 80.29 → 80.29; no measurable cost per check.
  * What was tried and not kept, with its figures: the header of `bench/quality.ts`.
  *
- * IDF comes from a general corpus, never from the data being scored: `resources/word-ranks.txt`
- * lists the 100k most frequent words of the GloVe 6B vocabulary (Wikipedia + Gigaword), and by
- * Zipf's law a word's rarity grows with its frequency rank: weight = ln(1 + rank / 10)^0.3.
- * Words missing from the list (identifiers, codes, rare names) get the largest weight.
+ * IDF comes from a general corpus, never from the data being scored: word and n-gram weights
+ * come from the shipped frequency-rank list (`word-info.ts`, `char-grams.ts`).
  *
- * Pure and deterministic; the one piece of I/O is reading that shipped list, once per process,
- * lazily, on the first enhanced fingerprint.
+ * Pure and deterministic; the one piece of I/O is reading that list, once per process, lazily,
+ * on the first enhanced fingerprint.
  */
-import { readFileSync } from 'node:fs'
-import { stemmer } from 'stemmer'
-import { STOP_WORDS } from './text.js'
-import { buildGramWeights, firstSeen, GramTable, gramSlots, gramWeight, newPass, rankWeight } from './char-grams.js'
+import { firstSeen, GramTable, gramWeight, newPass } from './char-grams.js'
 import { codeShapes } from './code-shapes.js'
 import { entityAdjustment, type GoalEntities } from './entity-evidence.js'
 import { dateMentions, normalizeText } from './text-normalize.js'
+import { WORD_RE, wordInfo } from './word-info.js'
 
 export { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, UNLISTED_MATCH_BONUS } from './entity-evidence.js'
+export { wordWeight } from './word-info.js'
 
-/** Flattens the rank weight: common domain words ("cancel") tell tasks apart more than a general corpus says. */
-const WEIGHT_POWER = 0.3
 /** Context entries (plan steps, todos) count at this fraction of a goal word's weight. */
 export const CONTEXT_WEIGHT = 0.5
 
@@ -63,58 +58,6 @@ export interface GoalBag extends WeightedBag, GoalEntities {
   readonly grams: GramTable
   /** Stems of the goal's words missing from the rank list (identifiers, numbers, rare names). */
   readonly unlisted: ReadonlySet<string>
-}
-
-let ranks: Map<string, number> | undefined
-let unknownWeight = 0
-
-function wordRanks(): Map<string, number> {
-  if (ranks === undefined) {
-    const text = readFileSync(new URL('../../resources/word-ranks.txt', import.meta.url), 'utf8')
-    const words = text.split('\n').filter((w) => w.length > 0)
-    ranks = new Map(words.map((w, i) => [w, i]))
-    // Unlisted words are rarer than anything listed; the GloVe vocabulary itself holds 400k.
-    unknownWeight = rankWeight(4 * words.length) ** WEIGHT_POWER
-    buildGramWeights(words, 4 * words.length)
-  }
-  return ranks
-}
-
-/** IDF-like weight of a lowercase word from its general-corpus frequency rank. */
-export function wordWeight(word: string): number {
-  const rank = wordRanks().get(word)
-  return rank === undefined ? unknownWeight : rankWeight(rank) ** WEIGHT_POWER
-}
-
-const WORD_RE = /[a-z0-9]+/g
-
-interface WordInfo {
-  readonly stem: string
-  readonly weight: number
-  /** The word's distinct character n-gram slots. */
-  readonly grams: Int32Array
-  /** Missing from the rank list. */
-  readonly unlisted: boolean
-}
-
-// Stemming and the rank lookup dominate the per-check cost, and agent vocabularies repeat, so
-// each word's outcome (null: skipped) is memoized. The cache only changes speed, never a
-// result; it is cleared when it grows past its bound.
-const WORD_CACHE_MAX = 50_000
-const wordCache = new Map<string, WordInfo | null>()
-
-function wordInfo(word: string): WordInfo | null {
-  let info = wordCache.get(word)
-  if (info === undefined) {
-    // Single letters carry nothing, single digits can (a day, a count).
-    const skip = (word.length < 2 && !(word >= '0' && word <= '9')) || STOP_WORDS.has(word)
-    info = skip
-      ? null
-      : { stem: /\d/.test(word) ? word : stemmer(word), weight: wordWeight(word), grams: gramSlots(word), unlisted: !wordRanks().has(word) }
-    if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
-    wordCache.set(word, info)
-  }
-  return info
 }
 
 /**
