@@ -38,11 +38,13 @@ import { firstSeen, GramTable, gramWeight, newPass } from './char-grams.js'
 import { codeShapes } from './code-shapes.js'
 import { entityAdjustment, type GoalEntities } from './entity-evidence.js'
 import { dateMentions, normalizeText } from './text-normalize.js'
-import { WORD_RE, wordInfo } from './word-info.js'
+import { wordInfo } from './word-info.js'
 
 export { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, UNLISTED_MATCH_BONUS } from './entity-evidence.js'
 export { wordWeight } from './word-info.js'
 
+/** The words of a normalized (lowercase) text; callers reset `lastIndex` before a scan. */
+const WORD_RE = /[a-z0-9]+/g
 /** Context entries (plan steps, todos) count at this fraction of a goal word's weight. */
 export const CONTEXT_WEIGHT = 0.5
 

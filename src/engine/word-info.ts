@@ -39,9 +39,6 @@ export function wordWeight(word: string): number {
   return weightOfRank(wordRanks().get(word))
 }
 
-/** The words of a normalized (lowercase) text. */
-export const WORD_RE = /[a-z0-9]+/g
-
 export interface WordInfo {
   readonly stem: string
   readonly weight: number
