@@ -59,11 +59,12 @@ export function wordInfo(word: string): WordInfo | null {
   let info = wordCache.get(word)
   if (info === undefined) {
     // Single letters carry nothing, single digits can (a day, a count).
-    const skip = (word.length < 2 && !(word >= '0' && word <= '9')) || STOP_WORDS.has(word)
-    const rank = skip ? undefined : wordRanks().get(word)
-    info = skip
-      ? null
-      : { stem: /\d/.test(word) ? word : stemmer(word), weight: weightOfRank(rank), grams: gramSlots(word), unlisted: rank === undefined }
+    if ((word.length < 2 && !(word >= '0' && word <= '9')) || STOP_WORDS.has(word)) {
+      info = null
+    } else {
+      const rank = wordRanks().get(word)
+      info = { stem: /\d/.test(word) ? word : stemmer(word), weight: weightOfRank(rank), grams: gramSlots(word), unlisted: rank === undefined }
+    }
     if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
     wordCache.set(word, info)
   }
