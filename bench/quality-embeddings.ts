@@ -6,7 +6,7 @@
  */
 import type { EmbeddingsConfig } from '../src/config.js'
 import { embeddingCosine } from '../src/engine/embedding-vectors.js'
-import { createEmbed } from '../src/services/embeddings.js'
+import { createEmbed } from '../src/providers/embeddings.js'
 
 const BATCH = 64
 /** A batch answer takes longer than the one-input calls the server's short timeout is meant for. */

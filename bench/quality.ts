@@ -61,7 +61,7 @@ import { microsPerCall, pairCosines } from './quality-embeddings.js'
 import { rocAuc, spearman, pearson } from './rank-stats.js'
 
 // BENCH_DATA overrides the location (e.g. from a git worktree that sits elsewhere).
-const DATA = process.env.BENCH_DATA ?? fileURLToPath(new URL('../../shared/bench-data/', import.meta.url))
+const DATA = process.env.BENCH_DATA ?? fileURLToPath(new URL('../../shared/bench-data', import.meta.url))
 /** The offline modes; `embeddings` joins them only with a provider configured. */
 const OFFLINE: SimilarityMode[] = ['lexical', 'enhanced']
 

@@ -12,13 +12,13 @@
 import { openDb } from '../src/db/client.js'
 import { runMigrations } from '../src/db/migrate.js'
 import { newId } from '../src/ids.js'
-import type { ReminderRow } from '../src/services/reminder-model.js'
-import { ReminderSearch } from '../src/services/reminder-search.js'
-import { RemindersService } from '../src/services/reminders.js'
-import { SessionsService } from '../src/services/sessions.js'
-import { SettingsService } from '../src/services/settings.js'
+import type { ReminderRow } from '../src/reminders/model.js'
+import { ReminderSearch } from '../src/reminders/search.js'
+import { RemindersService } from '../src/reminders/service.js'
+import { SessionsService } from '../src/sessions/service.js'
+import { SettingsService } from '../src/reminders/settings.js'
 import { createMetrics } from '../src/metrics.js'
-import { TurnsService } from '../src/services/turns.js'
+import { TurnsService } from '../src/reminders/turns.js'
 
 // Deterministic PRNG (mulberry32) so runs compare.
 let seed = 42

@@ -12,9 +12,9 @@ import { runMigrations } from '../src/db/migrate.js'
 import { wallClock } from '../src/engine/clock.js'
 import { buildApp } from '../src/http/app.js'
 import { createMetrics } from '../src/metrics.js'
-import { AgentsService } from '../src/services/agents.js'
-import { SessionsService } from '../src/services/sessions.js'
-import { SNAPSHOT_EVERY } from '../src/services/session-engine-store.js'
+import { AgentsService } from '../src/agents/service.js'
+import { SessionsService } from '../src/sessions/service.js'
+import { SNAPSHOT_EVERY } from '../src/sessions/engine-store.js'
 import { bench, report } from './harness.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gk-bench-'))

@@ -1,6 +1,6 @@
 import { envSchema } from 'env-schema'
 import { Type, type Static } from 'typebox'
-import { DEFAULT_BREAKER } from './services/circuit-breaker.js'
+import { DEFAULT_BREAKER } from './providers/circuit-breaker.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -80,7 +80,7 @@ export interface Config {
   dbPath: string
   walCheckpoint: WalCheckpoint
   adminToken: string | undefined
-  /** Keys the Idempotency-Key digests and seals (HMAC); unset: plain SHA-256 (src/services/idempotency.ts). */
+  /** Keys the Idempotency-Key digests and seals (HMAC); unset: plain SHA-256 (src/idempotency/service.ts). */
   idempotencySecret: string | undefined
   logLevel: LogLevel
   webhook: {

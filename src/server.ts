@@ -4,7 +4,7 @@ import { startCheckpointer } from './db/checkpointer.js'
 import { buildApp, type App } from './http/app.js'
 import { wallClock } from './engine/clock.js'
 import { createMetrics } from './metrics.js'
-import { Ticker } from './scheduler/ticker.js'
+import { Ticker } from './reminders/ticker.js'
 import { bootstrapAgent, describeListenError, openDatabase, StartupError, unreachableWarning } from './startup.js'
 import { Dispatcher } from './webhooks/dispatcher.js'
 

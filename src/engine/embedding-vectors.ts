@@ -1,7 +1,7 @@
 /**
  * The pure half of the `embeddings` similarity mode: reading an OpenAI-compatible embeddings
  * answer and the cosine of two vectors. The HTTP call and the goal-vector cache live in
- * services/embeddings.ts; the engine only receives the resulting similarity.
+ * providers/embeddings.ts; the engine only receives the resulting similarity.
  */
 
 /** Why a provider answer is unusable; the check then falls back to `enhanced`. */

@@ -4,14 +4,14 @@
  * pieces and their token caps live in reminder-pieces.ts.
  */
 import { type Clock, isoAt, wallClock } from './clock.js'
-import { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP, intOr0, newest, percent, piece } from './reminder-pieces.js'
+import { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP, intOr0, newest, percent, piece, type ReminderMode } from './reminder-pieces.js'
 import { cachedTokenCount, oneLine } from './token-fit.js'
 import { defined } from './defined.js'
 
 // Callers and tests import the caps from here (and the engine index re-exports this module).
 export { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP } from './reminder-pieces.js'
 
-export type ReminderMode = 'full' | 'compact' | 'ultra_compact'
+export type { ReminderMode } from './reminder-pieces.js'
 
 export interface GoalReminderOptions {
   full_cutoff?: number

@@ -10,7 +10,7 @@ import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigr
  * offline IDF-weighted word and n-gram cosine of `enhanced-similarity.ts` (better on STS-B and τ-bench, see
  * `bench/quality.ts`), with its own threshold and severity bands (`goal-dna.ts`). `embeddings` is
  * the cosine of a provider's embedding vectors: the engine does no I/O, so the caller computes it
- * (services/embeddings.ts) and passes it in; without it the check falls back to `enhanced`.
+ * (providers/embeddings.ts) and passes it in; without it the check falls back to `enhanced`.
  */
 export type SimilarityMode = 'lexical' | 'enhanced' | 'embeddings'
 

@@ -3,8 +3,10 @@
  * (memoized, as reminders repeat the same goal and pitfalls every turn), and the numbers it shows.
  * Kept apart from GoalReminderInjector, which holds the state and lays the segments out.
  */
-import type { ReminderMode } from './goal-reminder.js'
 import { cachedClip, oneLine } from './token-fit.js'
+
+/** How much of the goal reminder to show: by turn (goal-reminder.ts). */
+export type ReminderMode = 'full' | 'compact' | 'ultra_compact'
 
 /**
  * Token caps for user-provided pieces, so reminders stay near the seed's budgets (full ~80–120,

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
 import { AppError, type FieldError } from '../errors.js'
-import type { ProblemBody } from './schemas/common.js'
+import type { ProblemBody } from '../schemas.js'
 import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from './validation.js'
 
 const PROBLEM_TYPE = 'application/problem+json'

@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import { Type } from 'typebox'
 import { describe, expect, it, vi } from 'vitest'
-import { Body } from '../../src/http/schemas/common.js'
+import { Body } from '../../src/schemas.js'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { createSession, postStep } from './sessions-fixtures.js'
 

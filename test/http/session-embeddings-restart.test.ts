@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
-import { journalEntries } from '../services/journal-rows.js'
+import { journalEntries } from '../sessions/journal-rows.js'
 import { cosine, standInVector, startStandIn } from './embeddings-stand-in.js'
 import { createSession, GOAL, postStep, RUN } from './sessions-fixtures.js'
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { buildTestApp } from '../helpers.js'
-import { journalEntries } from '../services/journal-rows.js'
+import { journalEntries } from '../sessions/journal-rows.js'
 import { createSession, GOAL, postStep, RUN } from './sessions-fixtures.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gk-replay-'))

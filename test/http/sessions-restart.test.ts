@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers.js'
 import { createSession, GOAL, PLAN, postStep, RUN } from './sessions-fixtures.js'
-import { journalEntries } from '../services/journal-rows.js'
+import { journalEntries } from '../sessions/journal-rows.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gk-sessions-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

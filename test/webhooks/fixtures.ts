@@ -2,7 +2,7 @@ import { openDb, type DbHandle } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { DEFAULT_DELIVERY_SETTINGS, type DeliverySettings } from '../../src/webhooks/retry-policy.js'
-import { WebhooksService } from '../../src/services/webhooks.js'
+import { WebhooksService } from '../../src/webhooks/service.js'
 
 /** A migrated in-memory database with two agents, a manual clock and the webhook pieces on top. */
 export function setup(overrides: Partial<DeliverySettings> = {}, path = ':memory:') {

@@ -1,0 +1,54 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { DbHandle } from '../db/client.js'
+import { migrationsApplied } from '../db/migrate.js'
+import type { Metrics } from '../metrics.js'
+
+const Status = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.Boolean())) })
+
+/** Operations endpoints: no auth, no rate limit. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DbHandle; metrics: Metrics }> = async (app, { handle, metrics }) => {
+  app.get('/healthz', { schema: { tags: ['operations'], security: [], summary: 'The process is up.', response: { 200: Status } } }, async () => ({
+    status: 'ok',
+  }))
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        summary: 'The database is reachable and every migration is applied.',
+        response: { 200: Status, 503: Status },
+      },
+    },
+    async (_request, reply) => {
+      let database = false
+      try {
+        database = handle.sqlite.prepare('SELECT 1 AS ok').get() !== undefined
+      } catch {
+        database = false
+      }
+      const migrations = database && migrationsApplied(handle)
+      const ready = database && migrations
+      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { database, migrations } })
+    },
+  )
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        summary: 'Prometheus metrics.',
+        produces: ['text/plain'],
+        response: { 200: { description: 'Prometheus text exposition format.', content: { 'text/plain': { schema: Type.String() } } } },
+      },
+    },
+    async (_request, reply) => {
+      const body = await metrics.registry.metrics()
+      return reply.type(metrics.registry.contentType).send(body)
+    },
+  )
+}

@@ -1,0 +1,165 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { sendCreated } from '../idempotency/plugin.js'
+import { parseIsoInstant } from './occurrences.js'
+import { fieldPath } from '../errors.js'
+import type { ReminderSearch } from './search.js'
+import type { RemindersService } from './service.js'
+import type { SettingsService } from './settings.js'
+import type { TurnsService } from './turns.js'
+import { Id, PaginationQuery, problemResponses } from '../schemas.js'
+import {
+  CreateReminder, ListRemindersQuery, PatchReminder, Reminder, ReminderList, SearchResults, Settings, SettingsUpdate,
+  SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
+} from './schemas.js'
+
+export interface ReminderRouteOptions {
+  reminders: RemindersService
+  reminderSearch: ReminderSearch
+  settings: SettingsService
+  turns: TurnsService
+}
+
+const Params = Type.Object({ id: Id('rem') })
+const tags = ['reminders']
+
+/** Reminders, settings and turn start: thin pass-through to the services. */
+export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = async (app, opts) => {
+  const { reminders, reminderSearch, settings, turns } = opts
+
+  app.post(
+    '/reminders',
+    {
+      config: { idempotent: true },
+      schema: { tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
+    },
+    async (request, reply) => sendCreated(request, reply, 201, () => reminders.create(request.agentId, request.body)),
+  )
+
+  app.get(
+    '/reminders',
+    { schema: { tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
+    async (request) => reminders.list(request.agentId, request.query),
+  )
+
+  app.get(
+    '/reminders/due',
+    {
+      schema: {
+        tags,
+        summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
+        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery('rem').properties }),
+        response: { 200: ReminderList, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { as_of, limit, cursor } = request.query
+      const asOf = as_of === undefined ? undefined : parseIsoInstant(as_of, fieldPath('querystring', 'as_of'))
+      return reminders.due(request.agentId, asOf, { limit, cursor })
+    },
+  )
+
+  app.get(
+    '/reminders/search',
+    {
+      schema: {
+        tags,
+        summary: 'Full-text search (BM25 over title, body, tags and pattern), best first.',
+        querystring: Type.Object({ q: Type.String({ maxLength: 1000 }), limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) }),
+        response: { 200: SearchResults, ...problemResponses },
+      },
+    },
+    async (request) => reminderSearch.search(request.agentId, request.query.q, request.query.limit),
+  )
+
+  app.get(
+    '/reminders/:id',
+    { schema: { tags, summary: 'Get a reminder.', params: Params, response: { 200: Reminder, ...problemResponses } } },
+    async (request) => reminders.get(request.agentId, request.params.id),
+  )
+
+  app.patch(
+    '/reminders/:id',
+    {
+      schema: { tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: Params, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
+    },
+    async (request) => reminders.patch(request.agentId, request.params.id, request.body),
+  )
+
+  app.delete(
+    '/reminders/:id',
+    { schema: { tags, summary: 'Delete a reminder.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    async (request, reply) => {
+      reminders.delete(request.agentId, request.params.id)
+      return reply.code(204).send(null)
+    },
+  )
+
+  for (const action of ['complete', 'dismiss', 'trigger'] as const) {
+    const summary = {
+      complete: 'Mark the reminder completed (409 if already completed or dismissed).',
+      dismiss: 'Dismiss the reminder (409 if already completed or dismissed).',
+      trigger: 'Fire the reminder now, as the scheduler would.',
+    }[action]
+    app.post(
+      `/reminders/:id/${action}`,
+      { schema: { tags, summary, params: Params, response: { 200: Reminder, ...problemResponses } } },
+      async (request) => reminders[action](request.agentId, request.params.id),
+    )
+  }
+
+  app.post(
+    '/reminders/:id/snooze',
+    {
+      schema: {
+        tags,
+        summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
+        params: Params,
+        body: SnoozeBody,
+        response: { 200: SnoozedReminder, ...problemResponses },
+      },
+    },
+    async (request) => reminders.snooze(request.agentId, request.params.id, request.body),
+  )
+
+  app.get(
+    '/reminders/:id/occurrences',
+    {
+      schema: {
+        tags,
+        summary: 'The next fire times after `from` (default now), in UTC.',
+        params: Params,
+        querystring: Type.Object({ count: Type.Integer({ minimum: 1, maximum: 50, default: 5 }), from: Type.Optional(Type.String({ maxLength: 64 })) }),
+        response: { 200: Type.Object({ items: Type.Array(Type.String({ format: 'date-time' })) }), ...problemResponses },
+      },
+    },
+    async (request) => ({ items: reminders.occurrences(request.agentId, request.params.id, request.query.count, request.query.from) }),
+  )
+
+  app.get(
+    '/settings',
+    { schema: { tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
+    async (request) => settings.get(request.agentId),
+  )
+
+  app.put(
+    '/settings',
+    {
+      schema: { tags: ['settings'], summary: 'Replace the fields given, keep the rest.', body: SettingsUpdate, response: { 200: Settings, ...problemResponses } },
+    },
+    async (request) => settings.put(request.agentId, request.body),
+  )
+
+  app.post(
+    '/turns',
+    {
+      schema: {
+        tags: ['turns'],
+        summary: 'What to inject before the next LLM call: due and context-matched reminders (and session parts) within the token budget.',
+        body: TurnBody,
+        response: { 200: TurnResult, ...problemResponses },
+      },
+    },
+    async (request) => turns.start(request.agentId, request.body),
+  )
+}

@@ -1,0 +1,144 @@
+import { Type, type Static } from 'typebox'
+import { LIMITS } from './model.js'
+import { Body, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+
+/**
+ * Reminder, settings and turn-start schemas. Dates, crons, timezones and patterns are checked
+ * by the services (422 with a message saying what is wrong), so the schemas only bound sizes.
+ */
+const Priority = Type.Union([Type.Literal('urgent'), Type.Literal('normal'), Type.Literal('low')])
+const Status = Type.Union([
+  Type.Literal('pending'), Type.Literal('triggered'), Type.Literal('completed'), Type.Literal('dismissed'), Type.Literal('snoozed'),
+])
+const TriggerType = Type.Union([Type.Literal('scheduled'), Type.Literal('recurring'), Type.Literal('context')])
+const MissedPolicy = Type.Union([Type.Literal('once'), Type.Literal('skip'), Type.Literal('all')])
+const Iso = Type.String({ minLength: 1, maxLength: 64, description: 'ISO-8601 date-time with Z or an offset.', examples: ['2026-11-22T09:00:00Z'] })
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+
+export const TriggerInput = Type.Union([
+  Body({ type: Type.Literal('scheduled'), at: Iso }),
+  Body({
+    type: Type.Literal('recurring'),
+    cron: Type.String({ minLength: 1, maxLength: 120, description: '5 fields: minute hour day month weekday.', examples: ['0 9 * * MON-FRI'] }),
+    timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: "IANA name; default: the agent's settings timezone." }))),
+  }),
+  Body({ type: Type.Literal('context'), pattern: Type.String({ minLength: 1, maxLength: LIMITS.pattern }) }),
+])
+
+const Trigger = Type.Union([
+  Type.Object({ type: Type.Literal('scheduled'), at: Timestamp }),
+  Type.Object({ type: Type.Literal('recurring'), cron: Type.String(), timezone: Nullable(Type.String()) }),
+  Type.Object({ type: Type.Literal('context'), pattern: Type.String() }),
+])
+
+const reminderFields = {
+  id: Id('rem'),
+  title: Type.String(),
+  body: Type.String(),
+  trigger: Trigger,
+  status: Status,
+  priority: Priority,
+  context_tags: Type.Array(Type.String()),
+  quiet_hours_exempt: Type.Boolean(),
+  session_id: Nullable(Type.String()),
+  missed_policy: MissedPolicy,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  triggered_at: Nullable(Timestamp),
+  completed_at: Nullable(Timestamp),
+  snooze_until: Nullable(Timestamp),
+  next_fire_at: Nullable(Timestamp),
+  last_fired_at: Nullable(Timestamp),
+}
+export const Reminder = Type.Object(reminderFields, { title: 'Reminder' })
+export const SnoozedReminder = Type.Object(
+  { ...reminderFields, clamped: Type.Optional(Type.Literal(true, { description: 'Present when the duration was clamped to the priority bounds.' })) },
+  { title: 'SnoozedReminder' },
+)
+export const ReminderList = ListOf(Reminder, { title: 'ReminderList' })
+
+const mutable = {
+  title: Type.String({ minLength: 1, maxLength: LIMITS.title }),
+  body: Type.String({ maxLength: LIMITS.body }),
+  trigger: TriggerInput,
+  priority: Priority,
+  context_tags: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tag }), { maxItems: LIMITS.tags }),
+  quiet_hours_exempt: Type.Boolean(),
+  session_id: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+  missed_policy: MissedPolicy,
+}
+/** Fields both create and patch take as optional; create also requires title and trigger. */
+const optionalMutable = {
+  body: Type.Optional(mutable.body),
+  priority: Type.Optional(mutable.priority),
+  context_tags: Type.Optional(mutable.context_tags),
+  quiet_hours_exempt: Type.Optional(mutable.quiet_hours_exempt),
+  session_id: Type.Optional(mutable.session_id),
+  missed_policy: Type.Optional(mutable.missed_policy),
+}
+export const CreateReminder = Body({ title: mutable.title, trigger: mutable.trigger, ...optionalMutable })
+export const PatchReminder = Body({ title: Type.Optional(mutable.title), trigger: Type.Optional(mutable.trigger), ...optionalMutable })
+export type CreateReminderBody = Static<typeof CreateReminder>
+
+export const ListRemindersQuery = Type.Object({
+  status: Type.Optional(Status),
+  priority: Type.Optional(Priority),
+  trigger_type: Type.Optional(TriggerType),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.tag })),
+  ...PaginationQuery('rem').properties,
+})
+
+export const SnoozeBody = Body({
+  minutes: Type.Optional(Type.Number({ description: 'Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
+  until: Type.Optional(Iso),
+})
+
+export const SearchResults = Type.Object(
+  { items: Type.Array(Type.Object({ reminder: Reminder, score: Type.Number({ description: 'BM25 mapped to (0, 1); higher is better.' }) })) },
+  { title: 'ReminderSearchResults' },
+)
+
+export const Settings = Type.Object(
+  {
+    timezone: Type.String(),
+    quiet_hours: Nullable(Type.Object({ start: Type.String(), end: Type.String() })),
+    max_reminders: Type.Integer(),
+    injection_budget_tokens: Type.Integer(),
+  },
+  { title: 'Settings' },
+)
+const HhMm = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', examples: ['22:00'] })
+export const SettingsUpdate = Body({
+  timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  quiet_hours: Type.Optional(Nullable(Body({ start: HhMm, end: HhMm }))),
+  max_reminders: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  injection_budget_tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 200_000 })),
+})
+
+const Message = Type.Object({ role: Type.String(), content: Type.Unknown() }, { additionalProperties: true })
+export const TurnBody = Body({
+  user_message: Type.String({ maxLength: 100_000 }),
+  session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  iteration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+  messages: Type.Optional(Type.Array(Message, { maxItems: 1000 })),
+  now: Type.Optional(Iso),
+})
+export const TurnResult = Type.Object(
+  {
+    reminders: Type.Array(Reminder),
+    injection: Type.Object({ text: Type.String(), token_estimate: Type.Integer() }),
+    parts: Type.Array(
+      Type.Object({
+        kind: Type.String({ description: 'reminder, goal_reminder or recitation.' }),
+        priority: Type.Integer({ description: 'Lower goes into the budget first: urgent reminder 0, goal reminder 1, normal 2, recitation 3, low 4.' }),
+        token_estimate: Type.Integer(),
+        included: Type.Boolean(),
+        truncated: Type.Boolean(),
+        reminder_id: Type.Optional(Id('rem')),
+        reason: Type.Optional(Type.Union([Type.Literal('budget'), Type.Literal('quiet_hours')])),
+      }),
+    ),
+    messages: Type.Optional(Type.Array(Message)),
+  },
+  { title: 'TurnStart' },
+)

@@ -1,0 +1,248 @@
+/**
+ * Reminders of one agent: create / read / list / patch / delete, the lifecycle (complete,
+ * dismiss, snooze, trigger now), due queries and occurrence previews. Every write is one
+ * transaction; every query is scoped by agent_id (another agent's id is a 404).
+ */
+import type Database from 'better-sqlite3'
+import { isoAt, type Clock } from '../engine/clock.js'
+import { badRequest, fieldPath, notFound, tooMany, unprocessable } from '../errors.js'
+import { newId } from '../ids.js'
+import { occurrences, parseIsoInstant, type ReminderTrigger } from './occurrences.js'
+import {
+  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, rowTrigger, toReminder, triggerColumns,
+  type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
+} from './model.js'
+import type { Page } from '../pagination.js'
+import { fireReminder } from './fire.js'
+import { assertLive, clampSnoozeMinutes, computeNextFire } from './schedule.js'
+import { ReminderStore, type ListFilter } from './repository.js'
+import type { SettingsService } from './settings.js'
+
+export interface CreateReminderInput {
+  title: string
+  body?: string
+  trigger: ReminderTrigger
+  priority?: ReminderPriority
+  context_tags?: string[]
+  quiet_hours_exempt?: boolean
+  session_id?: string | null
+  missed_policy?: MissedPolicy
+}
+export type PatchReminderInput = Partial<CreateReminderInput>
+
+export const MAX_OCCURRENCES = 50
+const SESSION_ID_ERROR = [{ path: fieldPath('body', 'session_id'), message: 'is not one of your sessions' }]
+
+function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], field: string): T | undefined {
+  if (value !== undefined && !allowed.includes(value)) {
+    throw unprocessable(`${field} must be one of ${allowed.join(', ')}.`, [{ path: fieldPath('body', field), message: 'not allowed' }])
+  }
+  return value
+}
+
+export class RemindersService {
+  readonly store: ReminderStore
+
+  readonly sqlite: Database.Database
+  readonly settings: SettingsService
+  readonly clock: Clock
+
+  constructor(sqlite: Database.Database, settings: SettingsService, clock: Clock) {
+    this.sqlite = sqlite
+    this.settings = settings
+    this.clock = clock
+    this.store = new ReminderStore(sqlite)
+  }
+
+  private load(agentId: string, id: string): ReminderRow {
+    const row = this.store.get(agentId, id)
+    if (!row) throw notFound('reminder', id)
+    return row
+  }
+
+  /** A reminder links only to one of its agent's sessions; another agent's is as unknown as a made-up id. */
+  private assertSession(agentId: string, sessionId: string | null | undefined): void {
+    if (typeof sessionId === 'string' && !this.store.hasSession(agentId, sessionId)) throw notFound('session', sessionId, SESSION_ID_ERROR)
+  }
+
+  create(agentId: string, input: CreateReminderInput): Reminder {
+    const now = this.clock()
+    const trigger = triggerColumns(input.trigger)
+    const row: Omit<ReminderRow, 'doc_id'> = {
+      id: newId('rem', now),
+      agent_id: agentId,
+      session_id: input.session_id ?? null,
+      title: cleanTitle(input.title),
+      body: cleanBody(input.body ?? ''),
+      ...trigger,
+      status: 'pending',
+      priority: oneOf(input.priority, PRIORITIES, 'priority') ?? 'normal',
+      context_tags: JSON.stringify(cleanTags(input.context_tags ?? [])),
+      quiet_hours_exempt: input.quiet_hours_exempt ? 1 : 0,
+      missed_policy: oneOf(input.missed_policy, MISSED_POLICIES, 'missed_policy') ?? 'once',
+      created_at: now,
+      updated_at: now,
+      triggered_at: null,
+      completed_at: null,
+      snooze_until: null,
+      last_fired_at: null,
+      next_fire_at: null,
+    }
+    return this.sqlite.transaction(() => {
+      this.assertSession(agentId, input.session_id)
+      const settings = this.settings.get(agentId)
+      if (this.store.countLive(agentId) >= settings.max_reminders) {
+        throw tooMany(`This agent already has ${settings.max_reminders} live reminders (max_reminders); complete, dismiss or delete some first.`, 60)
+      }
+      row.next_fire_at = computeNextFire(row, now, settings.timezone)
+      this.store.insert(row)
+      return toReminder(this.load(agentId, row.id))
+    })()
+  }
+
+  get(agentId: string, id: string): Reminder {
+    return toReminder(this.load(agentId, id))
+  }
+
+  list(agentId: string, filter: ListFilter = {}): Page<Reminder> {
+    const page = this.store.list(agentId, filter)
+    return { items: page.rows.map(toReminder), next_cursor: page.next_cursor }
+  }
+
+  /** Changes the fields given; a new trigger re-arms a pending or fired reminder and re-plans it. */
+  patch(agentId: string, id: string, input: PatchReminderInput): Reminder {
+    const now = this.clock()
+    return this.sqlite.transaction(() => {
+      const row = { ...this.load(agentId, id) }
+      if (input.title !== undefined) row.title = cleanTitle(input.title)
+      if (input.body !== undefined) row.body = cleanBody(input.body)
+      if (input.priority !== undefined) row.priority = oneOf(input.priority, PRIORITIES, 'priority') ?? row.priority
+      if (input.context_tags !== undefined) row.context_tags = JSON.stringify(cleanTags(input.context_tags))
+      if (input.quiet_hours_exempt !== undefined) row.quiet_hours_exempt = input.quiet_hours_exempt ? 1 : 0
+      if (input.session_id !== undefined) {
+        this.assertSession(agentId, input.session_id)
+        row.session_id = input.session_id
+      }
+      if (input.missed_policy !== undefined) {
+        row.missed_policy = oneOf(input.missed_policy, MISSED_POLICIES, 'missed_policy') ?? row.missed_policy
+      }
+      if (input.trigger !== undefined) {
+        Object.assign(row, triggerColumns(input.trigger))
+        if (row.status === 'triggered') row.status = 'pending'
+      }
+      row.updated_at = now
+      row.next_fire_at = computeNextFire(row, now, this.settings.get(agentId).timezone)
+      this.store.update(row)
+      return toReminder(this.load(agentId, id))
+    })()
+  }
+
+  delete(agentId: string, id: string): void {
+    if (!this.store.delete(agentId, id)) throw notFound('reminder', id)
+  }
+
+  complete(agentId: string, id: string): Reminder {
+    return this.transition(agentId, id, 'complete', (row, now) => {
+      row.status = 'completed'
+      row.completed_at = now
+    })
+  }
+
+  dismiss(agentId: string, id: string): Reminder {
+    return this.transition(agentId, id, 'dismiss', (row) => {
+      row.status = 'dismissed'
+    })
+  }
+
+  /** Snoozes for `minutes` or until `until` (exactly one), clamped to the priority's bounds. */
+  snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Reminder & { clamped?: true } {
+    const now = this.clock()
+    const { minutes: asked, until } = input
+    // Both given would leave one silently ignored: refuse rather than pick.
+    if (asked !== undefined && until !== undefined) {
+      throw badRequest('Give either minutes or until, not both.', [{ path: fieldPath('body', 'until'), message: 'not allowed with minutes' }])
+    }
+    const untilMs = until === undefined ? undefined : parseIsoInstant(until, fieldPath('body', 'until'))
+    let minutes: number
+    if (asked !== undefined) {
+      if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: fieldPath('body', 'minutes'), message: 'not a number' }])
+      minutes = asked
+    } else if (untilMs !== undefined) {
+      minutes = (untilMs - now) / 60_000
+    } else {
+      throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
+    }
+    let clamped = false
+    const out = this.transition(agentId, id, 'snooze', (row, _now, tz) => {
+      const c = clampSnoozeMinutes(minutes, row.priority)
+      clamped = c.clamped
+      const end = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
+      // Once delivered, a snooze means "remind me again then": its end wins, and a recurring
+      // schedule resumes after it. Never delivered, it postpones but never brings forward: the
+      // later of its end and the reminder's own next fire time (so a second snooze may shorten
+      // the first, down to that time).
+      const own = row.last_fired_at === null ? computeNextFire({ ...row, status: 'pending' }, now, tz) : null
+      row.snooze_until = Math.max(end, own ?? end)
+      row.status = 'snoozed'
+    })
+    return clamped ? { ...out, clamped: true } : out
+  }
+
+  /**
+   * Fires the reminder now, as the scheduler would: the same state change (`fireReminder`) and,
+   * in the same transaction, a `reminder.triggered` message with `scheduled_for` = now. The fire
+   * is recorded under that instant, so it never blocks a scheduled occurrence at another instant;
+   * a recurring reminder that was due has that occurrence answered by this fire (it advances).
+   */
+  trigger(agentId: string, id: string): Reminder {
+    return this.transition(agentId, id, 'trigger', () => undefined, true)
+  }
+
+  /**
+   * Marks already-loaded rows fired at `nowMs` for turn start (the caller holds the transaction).
+   * No webhook message: the agent pulled these itself and has them in the response.
+   */
+  markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
+    return rows.map((r) => fireReminder(this.sqlite, r, nowMs, agentTz, []).reminder)
+  }
+
+  private transition(
+    agentId: string,
+    id: string,
+    action: string,
+    apply: (row: ReminderRow, now: number, tz: string) => void,
+    fire = false,
+  ): Reminder {
+    const now = this.clock()
+    return this.sqlite.transaction(() => {
+      const row = { ...this.load(agentId, id) }
+      assertLive(row, action)
+      const tz = this.settings.get(agentId).timezone
+      if (fire) return fireReminder(this.sqlite, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
+      apply(row, now, tz)
+      row.updated_at = now
+      row.next_fire_at = computeNextFire(row, now, tz)
+      this.store.update(row)
+      return toReminder(row)
+    })()
+  }
+
+  /**
+   * Live reminders due at `asOfMs` (next fire time reached), one page in id order like `list`:
+   * ids never change, so a reminder that fires or is re-planned between pages is neither seen
+   * twice nor skipped, which a fire-time order could not promise.
+   */
+  due(agentId: string, asOfMs: number = this.clock(), page: { limit?: number; cursor?: string } = {}): Page<Reminder> {
+    return this.list(agentId, { ...page, due_at: asOfMs })
+  }
+
+  /** The next `count` fire times at or after `from` (default now), ISO UTC. */
+  occurrences(agentId: string, id: string, count = 5, from?: string): string[] {
+    if (!Number.isInteger(count) || count < 1 || count > MAX_OCCURRENCES) {
+      throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: fieldPath('querystring', 'count'), message: 'out of range' }])
+    }
+    const row = this.load(agentId, id)
+    const fromMs = from === undefined ? this.clock() : parseIsoInstant(from, fieldPath('querystring', 'from'))
+    return occurrences(rowTrigger(row), fromMs, count, this.settings.get(agentId).timezone).map(isoAt)
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Per-agent settings (timezone, quiet hours, reminder quota, turn-start token budget). A missing
+ * row means the API.md defaults. Changing the timezone re-plans recurring reminders that follow
+ * it, in the same transaction.
+ */
+import type Database from 'better-sqlite3'
+import { lazyPrepare } from '../db/lazy-statement.js'
+import type { Clock } from '../engine/clock.js'
+import { fieldPath, unprocessable } from '../errors.js'
+import { nextOccurrence, validateTimezone } from './occurrences.js'
+import { isHhMm } from './quiet-hours.js'
+
+export interface AgentSettings {
+  timezone: string
+  quiet_hours: { start: string; end: string } | null
+  max_reminders: number
+  injection_budget_tokens: number
+}
+
+export type SettingsUpdate = Partial<AgentSettings>
+
+export const DEFAULT_SETTINGS: Readonly<AgentSettings> = {
+  timezone: 'UTC',
+  quiet_hours: null,
+  max_reminders: 100,
+  injection_budget_tokens: 1500,
+}
+export const SETTINGS_BOUNDS = {
+  max_reminders: { min: 1, max: 1_000_000 },
+  injection_budget_tokens: { min: 0, max: 200_000 },
+} as const
+
+interface SettingsRow {
+  timezone: string
+  quiet_start: string | null
+  quiet_end: string | null
+  max_reminders: number
+  injection_budget_tokens: number
+}
+
+function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
+  const { min, max } = SETTINGS_BOUNDS[key]
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw unprocessable(`${key} must be an integer from ${min} to ${max}.`, [{ path: fieldPath('body', key), message: 'out of range' }])
+  }
+  return value
+}
+
+export class SettingsService {
+  private readonly select: Database.Statement<[string], SettingsRow>
+  private readonly upsert: Database.Statement
+  private readonly recurringFollowingAgentTz: Database.Statement<[string], { id: string; trigger_cron: string }>
+  private readonly setNextFire: Database.Statement
+
+  private readonly sqlite: Database.Database
+  private readonly clock: Clock
+
+  constructor(sqlite: Database.Database, clock: Clock) {
+    this.sqlite = sqlite
+    this.clock = clock
+    this.select = lazyPrepare(sqlite, 
+      'SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens FROM agent_settings WHERE agent_id = ?',
+    )
+    this.upsert = lazyPrepare(sqlite, `INSERT INTO agent_settings
+      (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, updated_at)
+      VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @updated_at)
+      ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
+        quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
+        injection_budget_tokens = excluded.injection_budget_tokens, updated_at = excluded.updated_at`)
+    this.recurringFollowingAgentTz = lazyPrepare(sqlite, `SELECT id, trigger_cron FROM reminders
+      WHERE agent_id = ? AND trigger_type = 'recurring' AND trigger_timezone IS NULL AND status IN ('pending', 'triggered')`)
+    this.setNextFire = lazyPrepare(sqlite, 'UPDATE reminders SET next_fire_at = ? WHERE id = ?')
+  }
+
+  get(agentId: string): AgentSettings {
+    const row = this.select.get(agentId)
+    if (!row) return { ...DEFAULT_SETTINGS }
+    return {
+      timezone: row.timezone,
+      quiet_hours: row.quiet_start && row.quiet_end ? { start: row.quiet_start, end: row.quiet_end } : null,
+      max_reminders: row.max_reminders,
+      injection_budget_tokens: row.injection_budget_tokens,
+    }
+  }
+
+  /** Replaces the fields given and keeps the rest. */
+  put(agentId: string, update: SettingsUpdate): AgentSettings {
+    const next: AgentSettings = { ...this.get(agentId) }
+    if (update.timezone !== undefined) next.timezone = validateTimezone(update.timezone)
+    if (update.quiet_hours !== undefined) {
+      const q = update.quiet_hours
+      if (q !== null) {
+        for (const key of ['start', 'end'] as const) {
+          if (!isHhMm(q[key])) {
+            throw unprocessable(`quiet_hours.${key} must be "HH:MM" (00:00 to 23:59), got '${q[key]}'.`, [
+              { path: fieldPath('body', 'quiet_hours', key), message: 'not HH:MM' },
+            ])
+          }
+        }
+      }
+      next.quiet_hours = q === null ? null : { start: q.start, end: q.end }
+    }
+    if (update.max_reminders !== undefined) next.max_reminders = checkInt(update.max_reminders, 'max_reminders')
+    if (update.injection_budget_tokens !== undefined) {
+      next.injection_budget_tokens = checkInt(update.injection_budget_tokens, 'injection_budget_tokens')
+    }
+    const now = this.clock()
+    this.sqlite.transaction(() => {
+      const before = this.get(agentId).timezone
+      this.upsert.run({
+        agent_id: agentId,
+        timezone: next.timezone,
+        quiet_start: next.quiet_hours?.start ?? null,
+        quiet_end: next.quiet_hours?.end ?? null,
+        max_reminders: next.max_reminders,
+        injection_budget_tokens: next.injection_budget_tokens,
+        updated_at: now,
+      })
+      if (before !== next.timezone) {
+        for (const r of this.recurringFollowingAgentTz.all(agentId)) {
+          this.setNextFire.run(nextOccurrence({ type: 'recurring', cron: r.trigger_cron }, now, next.timezone), r.id)
+        }
+      }
+    })()
+    return next
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * `POST /v1/turns`: what to inject before the agent's next LLM call. Due reminders and context
+ * reminders the user message triggers, plus the goal reminder and recitation of a session, are
+ * merged by priority within the agent's `injection_budget_tokens` (InjectionBudgetManager);
+ * during quiet hours only urgent or exempt reminders go out. Delivered reminders are fired
+ * (`fireReminder`: one-shots become `triggered`, recurring ones stay `pending` and advance) in
+ * the same transaction that selected them, without a webhook: the agent has them in the response.
+ */
+import type Database from 'better-sqlite3'
+import type { Clock } from '../engine/clock.js'
+import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
+import { cachedTokenCount, countTokensByLines } from '../engine/token-fit.js'
+import { fieldPath, notFound } from '../errors.js'
+import { parseIsoInstant } from './occurrences.js'
+import { isQuietHours } from './quiet-hours.js'
+import type { Reminder, ReminderRow } from './model.js'
+import { compareForInjection, reminderLine, renderInjection, REMINDERS_HEADER, TURN_PRIORITY } from './render.js'
+import type { ReminderSearch } from './search.js'
+import type { RemindersService } from './service.js'
+
+/** A chat message as the agent sends it (extra fields pass through). */
+export interface TurnMessage {
+  role: string
+  content: unknown
+  [key: string]: unknown
+}
+
+/** A block a session contributes (goal reminder, recitation); lower priority numbers go first. */
+export interface TurnPart {
+  kind: string
+  priority: number
+  content: string
+}
+
+/**
+ * Implemented by the sessions service. Throws `notFound('session', id)` for an unknown session
+ * or another agent's. May return `messages` with the recitation already placed in them. Calls
+ * `fit` once with the parts it returns, before recording any of them as shown: `fit` answers
+ * with the indexes of those the token budget keeps.
+ */
+export interface TurnPartsProvider {
+  turnParts(input: {
+    agentId: string
+    sessionId: string
+    iteration: number | undefined
+    messages: TurnMessage[] | undefined
+    nowMs: number
+    fit: (parts: readonly TurnPart[]) => ReadonlySet<number>
+  }): { parts: TurnPart[]; messages?: TurnMessage[] }
+}
+
+export interface TurnInput {
+  user_message: string
+  session_id?: string
+  iteration?: number
+  messages?: TurnMessage[]
+  /** ISO instant standing in for the clock (replay, tests). */
+  now?: string
+}
+
+export interface TurnPartReport {
+  kind: string
+  priority: number
+  token_estimate: number
+  included: boolean
+  truncated: boolean
+  reminder_id?: string
+  /** Why a part was left out: over the token budget, or held for quiet hours. */
+  reason?: 'budget' | 'quiet_hours'
+}
+
+export interface TurnResult {
+  reminders: Reminder[]
+  injection: { text: string; token_estimate: number }
+  parts: TurnPartReport[]
+  messages?: TurnMessage[]
+}
+
+const MAX_CANDIDATES = 200
+
+export class TurnsService {
+  private readonly reminders: RemindersService
+  private readonly search: ReminderSearch
+  private readonly clock: Clock
+  private provider: TurnPartsProvider | undefined
+
+  constructor(reminders: RemindersService, search: ReminderSearch, clock: Clock, provider?: TurnPartsProvider) {
+    this.reminders = reminders
+    this.search = search
+    this.clock = clock
+    this.provider = provider
+  }
+
+  /** Lets the sessions service plug in once it exists. */
+  setPartsProvider(provider: TurnPartsProvider): void {
+    this.provider = provider
+  }
+
+  start(agentId: string, input: TurnInput): TurnResult {
+    const nowMs = input.now === undefined ? this.clock() : parseIsoInstant(input.now, fieldPath('body', 'now'))
+    const sqlite: Database.Database = this.reminders.sqlite
+    return sqlite.transaction((): TurnResult => {
+      const settings = this.reminders.settings.get(agentId)
+      const byId = new Map<string, ReminderRow>()
+      for (const r of this.reminders.store.due(agentId, nowMs, MAX_CANDIDATES)) byId.set(r.id, r)
+      for (const r of this.search.contextMatches(agentId, input.user_message, nowMs)) byId.set(r.id, r)
+      const candidates = [...byId.values()].sort(compareForInjection).slice(0, MAX_CANDIDATES)
+      const quiet = isQuietHours(settings, nowMs)
+      const held = quiet ? candidates.filter((r) => r.priority !== 'urgent' && r.quiet_hours_exempt !== 1) : []
+      const eligible = quiet ? candidates.filter((r) => !held.includes(r)) : candidates
+
+      // The session's parts are fitted while it builds them, so it records only what goes out.
+      let fitted: { parts: readonly TurnPart[]; fit: Fit } | undefined
+      const fitParts = (parts: readonly TurnPart[]): ReadonlySet<number> => {
+        const fit = fitToBudget(parts, eligible, settings.injection_budget_tokens)
+        fitted = { parts, fit }
+        return new Set(parts.flatMap((_, i) => (fit.accepted.has(`part:${i}`) ? [i] : [])))
+      }
+      let session: { parts: TurnPart[]; messages?: TurnMessage[] } = { parts: [] }
+      if (input.session_id !== undefined) {
+        // Until sessions exist no session id can be valid for this agent.
+        if (!this.provider) throw notFound('session', input.session_id)
+        session = this.provider.turnParts({
+          agentId, sessionId: input.session_id, iteration: input.iteration, messages: input.messages, nowMs, fit: fitParts,
+        })
+      }
+      // No session, or a provider that did not fit exactly the parts it returned: fit them now.
+      if (fitted?.parts !== session.parts) fitParts(session.parts)
+      const fit = fitted!.fit
+      const delivered = eligible.filter((r) => fit.accepted.has(`reminder:${r.id}`))
+      const reminders = this.reminders.markFired(delivered, nowMs, settings.timezone)
+
+      const parts: TurnPartReport[] = [
+        ...session.parts.map((p, i) => report(p.kind, p.priority, p.content, fit.accepted.get(`part:${i}`))),
+        ...eligible.map((r) => ({
+          ...report('reminder', TURN_PRIORITY[r.priority], reminderLine(r), fit.accepted.get(`reminder:${r.id}`)),
+          reminder_id: r.id,
+        })),
+        ...held.map((r) => ({
+          kind: 'reminder', priority: TURN_PRIORITY[r.priority], token_estimate: cachedTokenCount(reminderLine(r)),
+          included: false, truncated: false, reminder_id: r.id, reason: 'quiet_hours' as const,
+        })),
+      ]
+      const result: TurnResult = { reminders, injection: { text: fit.text, token_estimate: fit.tokens }, parts }
+      if (session.messages !== undefined) result.messages = session.messages
+      return result
+    })()
+  }
+}
+
+function report(kind: string, priority: number, content: string, accepted: AcceptedInjection | undefined): TurnPartReport {
+  if (!accepted) return { kind, priority, token_estimate: cachedTokenCount(content), included: false, truncated: false, reason: 'budget' }
+  return { kind, priority, token_estimate: accepted.tokens, included: true, truncated: accepted.truncated }
+}
+
+type Fit = ReturnType<typeof fitToBudget>
+
+/**
+ * Allocates parts within `budget` and renders them. The allocator counts each part alone, so
+ * the header and separators are paid from the budget first; if the rendered text still comes
+ * out over (tokens merge differently across joins), the allocation is redone with less.
+ */
+function fitToBudget(sessionParts: readonly TurnPart[], rows: readonly ReminderRow[], budget: number) {
+  const proposals = [
+    ...sessionParts.map((p, i) => ({ name: `part:${i}`, priority: p.priority, content: p.content })),
+    ...rows.map((r) => ({ name: `reminder:${r.id}`, priority: TURN_PRIORITY[r.priority], content: reminderLine(r) })),
+  ]
+  const overhead = (rows.length > 0 ? cachedTokenCount(REMINDERS_HEADER) : 0) + 2 * proposals.length
+  let allowance = Math.max(0, budget - overhead)
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const { accepted } = new InjectionBudgetManager({ max_total_tokens: allowance }).allocate(proposals)
+    const byName = new Map(accepted.map((a) => [a.name, a]))
+    const text = renderInjection(
+      sessionParts.flatMap((_, i) => byName.get(`part:${i}`)?.content ?? []),
+      rows.flatMap((r) => byName.get(`reminder:${r.id}`)?.content ?? []),
+    )
+    // Exact (o200k never merges across these line cuts), and unchanged lines are memoized.
+    const tokens = countTokensByLines(text)
+    const over = tokens - budget
+    if (over <= 0) return { text, tokens, accepted: byName }
+    allowance = Math.max(0, allowance - over)
+  }
+  return { text: '', tokens: 0, accepted: new Map<string, AcceptedInjection>() }
+}

@@ -1,0 +1,77 @@
+import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox'
+import type { IdPrefix } from './ids.js'
+
+/**
+ * Shared API schemas. Conventions for every route file:
+ * - request bodies use `Body({...})`: unknown fields are rejected with a 400 (a typo such as
+ *   `drift_treshold` must not be silently ignored); query strings stay lenient;
+ * - responses spread `...problemResponses` so 4xx/5xx are documented as problem+json;
+ * - lists return `ListOf(Item)` built from a service's `Page` (see src/pagination.ts) and
+ *   take `PaginationQuery(prefix)` or `NumberedPageQuery`, whose cursors are checked here.
+ */
+
+/** RFC 9457 problem details, the body of every error response. */
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'A URN naming the kind of problem, e.g. urn:problem:not_found.' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String({ description: 'The request path.' }),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+        description: 'Field-level messages of a validation failure (400 or 422); path is the request part and the field, e.g. body/trigger/cron.',
+      }),
+    ),
+  },
+  { $id: 'Problem', title: 'Problem' },
+)
+export type ProblemBody = Static<typeof Problem>
+
+/** `$ref` to the registered Problem schema that still type-checks as a Problem. */
+export const ProblemRef = Type.Unsafe<ProblemBody>(Type.Ref('Problem'))
+
+const problemContent = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemRef } },
+})
+
+/** Spread into every route's `response` map. */
+export const problemResponses = {
+  '4xx': problemContent('Client error (problem+json).'),
+  '5xx': problemContent('Server error (problem+json).'),
+}
+
+/** A request-body object that rejects unknown fields. */
+export function Body<T extends TProperties>(properties: T, options: { description?: string } = {}): TObject<T> {
+  return Type.Object(properties, { ...options, additionalProperties: false })
+}
+
+/** An id with its type prefix, e.g. `Id('agt')`. */
+export const Id = (prefix: string) =>
+  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]+$`, maxLength: 64, examples: [`${prefix}_0mhx3k2c8Yy6a4pQ1rT9sWb2`] })
+
+export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T09:00:00.000Z'] })
+
+/** `?limit=`: 1–200, default 50. */
+export const PageLimit = Type.Integer({ minimum: 1, maximum: 200, default: 50 })
+
+/**
+ * Cursors are checked by shape, so a malformed one is a 400 (path `querystring/cursor`): compared
+ * as given, garbage sorted before or after every id and silently restarted or emptied the list.
+ * The length bound sits in the pattern so a bad cursor gets one error, not two.
+ */
+export const IdCursor = (prefix: IdPrefix) =>
+  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
+/** The cursor of a list keyed by a number (step number, event sequence). */
+export const NumberCursor = Type.String({ pattern: '^[0-9]{1,15}$', description: "The previous page's next_cursor (a number)." })
+
+/** `?limit=&cursor=` of a list of `prefix` ids; the cursor is the last id of the previous page. */
+export const PaginationQuery = (prefix: IdPrefix) => Type.Object({ limit: PageLimit, cursor: Type.Optional(IdCursor(prefix)) })
+/** `?limit=&cursor=` of a list keyed by a number. */
+export const NumberedPageQuery = Type.Object({ limit: PageLimit, cursor: Type.Optional(NumberCursor) })
+
+/** The list envelope `{ items, next_cursor }`. */
+export function ListOf<T extends TSchema>(item: T, options: { $id?: string; title?: string } = {}) {
+  return Type.Object({ items: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) }, options)
+}

@@ -1,0 +1,62 @@
+import type { Config } from './config.js'
+import type { DbHandle } from './db/client.js'
+import type { Clock } from './engine/clock.js'
+import type { Metrics } from './metrics.js'
+import { AgentsService } from './agents/service.js'
+import { IdempotencyService } from './idempotency/service.js'
+import { createEmbed, GoalEmbeddings } from './providers/embeddings.js'
+import { createLlmVerify } from './providers/llm-verify.js'
+import { SessionsService } from './sessions/service.js'
+import { ReminderSearch } from './reminders/search.js'
+import { RemindersService } from './reminders/service.js'
+import { SettingsService } from './reminders/settings.js'
+import { TurnsService } from './reminders/turns.js'
+import { WebhooksService } from './webhooks/service.js'
+
+/** How long a served goal reminder may stay unwritten (see SessionsDeps.reminderDeferMs). */
+export const REMINDER_DEFER_MS = 1000
+
+export interface ServiceDeps {
+  config: Config
+  handle: DbHandle
+  clock: Clock
+  metrics: Metrics
+}
+
+/** Every service, built once per app from its deps (no singletons). Add new services here. */
+export function createServices(deps: ServiceDeps) {
+  const settings = new SettingsService(deps.handle.sqlite, deps.clock)
+  const reminders = new RemindersService(deps.handle.sqlite, settings, deps.clock)
+  const reminderSearch = new ReminderSearch(reminders.store)
+  const sessions = new SessionsService({
+    handle: deps.handle,
+    clock: deps.clock,
+    metrics: deps.metrics,
+    // Reminder history is best-effort: a crash loses at most this last second of it (README).
+    reminderDeferMs: REMINDER_DEFER_MS,
+    ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
+    ...(deps.config.embeddings === undefined
+      ? {}
+      : {
+          embeddings: new GoalEmbeddings(createEmbed(deps.config.embeddings), deps.config.embeddings.timeoutMs, {
+            breaker: deps.config.embeddings.breaker,
+            clock: deps.clock,
+            onFallback: (reason) => deps.metrics.embeddingsFallbacks.inc({ reason }),
+          }),
+        }),
+  })
+  return {
+    // Its sessions go with a deleted agent: drop them from the session cache too.
+    agents: new AgentsService(deps.handle, deps.clock, (agentId) => sessions.engines.forgetAgent(agentId)),
+    idempotency: new IdempotencyService(deps.handle, deps.clock, deps.config.idempotencySecret),
+    sessions,
+    settings,
+    reminders,
+    reminderSearch,
+    // Sessions contribute their goal reminder and recitation to each turn.
+    turns: new TurnsService(reminders, reminderSearch, deps.clock, sessions),
+    webhooks: new WebhooksService(deps.handle, deps.clock, deps.config.webhook),
+  }
+}
+
+export type Services = ReturnType<typeof createServices>

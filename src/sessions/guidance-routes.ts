@@ -1,0 +1,154 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { SessionsService } from './service.js'
+import { sendStored, storeWithWrite } from '../idempotency/plugin.js'
+import { NumberedPageQuery, problemResponses } from '../schemas.js'
+import {
+  DriftCheck,
+  DriftCheckBody,
+  DriftEventList,
+  DriftTrend,
+  GoalReminder,
+  GoalState,
+  InjectRecitationBody,
+  Pitfalls,
+  RecitationContext,
+  RecitationContextBody,
+  RecitationInjection,
+  RecitationPreview,
+  RecitationQuery,
+  ReminderQuery,
+  SessionParams,
+  TextBody,
+  TrendQuery,
+  TriedApproaches,
+} from './schemas.js'
+
+const tags = ['sessions']
+const params = SessionParams
+
+/** Drift checks, pitfalls and tried approaches, goal reminders and recitation of a session. */
+export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsService }> = async (app, { sessions }) => {
+  app.post(
+    '/sessions/:id/drift-checks',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Score an action against the goal fingerprint (no LLM); records a drift event below the threshold.',
+        params,
+        body: DriftCheckBody,
+        response: { 200: DriftCheck, ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { action, step_number } = request.body
+      const result = await sessions.driftCheck(request.agentId, request.params.id, action, step_number, storeWithWrite(request, reply, 200))
+      return sendStored(request, reply, 200, result)
+    },
+  )
+
+  app.get(
+    '/sessions/:id/drift/trend',
+    { schema: { tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
+    async (request) => sessions.trend(request.agentId, request.params.id, request.query.window),
+  )
+
+  app.get(
+    '/sessions/:id/drift/events',
+    {
+      schema: {
+        tags,
+        summary: 'Drift events, oldest first.',
+        params,
+        querystring: NumberedPageQuery,
+        response: { 200: DriftEventList, ...problemResponses },
+      },
+    },
+    async (request) => sessions.driftEvents(request.agentId, request.params.id, request.query.limit, request.query.cursor),
+  )
+
+  app.post(
+    '/sessions/:id/drift/reset',
+    { schema: { tags, summary: 'Reset the consecutive drift counter.', params, response: { 200: GoalState, ...problemResponses } } },
+    async (request) => sessions.resetDrift(request.agentId, request.params.id),
+  )
+
+  app.post(
+    '/sessions/:id/loop/reset',
+    { schema: { tags, summary: 'Forget seen step states and clear the loop flag.', params, response: { 200: GoalState, ...problemResponses } } },
+    async (request) => sessions.resetLoop(request.agentId, request.params.id),
+  )
+
+  app.post(
+    '/sessions/:id/pitfalls',
+    { schema: { tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
+    async (request) => sessions.addPitfall(request.agentId, request.params.id, request.body.text),
+  )
+
+  app.post(
+    '/sessions/:id/tried-approaches',
+    {
+      schema: { tags, summary: 'Record a tried approach (duplicates ignored).', params, body: TextBody, response: { 200: TriedApproaches, ...problemResponses } },
+    },
+    async (request) => sessions.addTriedApproach(request.agentId, request.params.id, request.body.text),
+  )
+
+  app.get(
+    '/sessions/:id/reminder',
+    {
+      schema: {
+        tags,
+        summary: 'Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state.',
+        params,
+        querystring: ReminderQuery,
+        response: { 200: GoalReminder, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { turn, ...overrides } = request.query
+      return sessions.reminder(request.agentId, request.params.id, turn, overrides)
+    },
+  )
+
+  app.put(
+    '/sessions/:id/context',
+    {
+      schema: {
+        tags,
+        summary: 'Set the recitation context; the fields given replace the stored ones.',
+        params,
+        body: RecitationContextBody,
+        response: { 200: RecitationContext, ...problemResponses },
+      },
+    },
+    async (request) => sessions.setContext(request.agentId, request.params.id, request.body),
+  )
+
+  app.get(
+    '/sessions/:id/recitation',
+    {
+      schema: {
+        tags,
+        summary: 'The recitation block for iteration N and whether it is due. Read-only.',
+        params,
+        querystring: RecitationQuery,
+        response: { 200: RecitationPreview, ...problemResponses },
+      },
+    },
+    async (request) => sessions.recitation(request.agentId, request.params.id, request.query.iteration, request.query.context_tokens),
+  )
+
+  app.post(
+    '/sessions/:id/recitation',
+    {
+      schema: {
+        tags,
+        summary: 'Insert the recitation block before the last user message when due (or forced) and record it.',
+        params,
+        body: InjectRecitationBody,
+        response: { 200: RecitationInjection, ...problemResponses },
+      },
+    },
+    async (request) => sessions.injectRecitation(request.agentId, request.params.id, request.body),
+  )
+}

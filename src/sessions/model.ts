@@ -1,0 +1,72 @@
+/** The API shapes of sessions, steps and drift events, and their mapping from rows. */
+import { isoAt } from '../engine/clock.js'
+import type { DriftCheck, DriftEvent, DriftSeverity } from '../engine/goal-dna.js'
+import type { GoalState, StepVerification } from '../engine/goal-tracker.js'
+import type { SessionConfig, SessionConfigInput } from '../engine/session-config.js'
+import type { DriftEventRow, SessionMetaRow, StepRow } from './repository.js'
+
+export type SessionStatus = 'active' | 'archived'
+
+export interface Session {
+  id: string
+  goal: string
+  plan: string[]
+  status: SessionStatus
+  config: SessionConfig
+  metadata: Record<string, unknown>
+  state: GoalState
+  created_at: string
+  updated_at: string
+}
+
+export interface CreateSessionInput {
+  goal: string
+  plan?: string[]
+  config?: SessionConfigInput
+  metadata?: Record<string, unknown>
+}
+
+export interface StepLogEntry {
+  step_number: number
+  description: string
+  output: string
+  verification: StepVerification
+  drift: DriftCheck
+  created_at: string
+}
+
+export function toSession(row: SessionMetaRow): Session {
+  return {
+    id: row.id,
+    goal: row.goal,
+    plan: JSON.parse(row.plan) as string[],
+    status: row.status,
+    config: JSON.parse(row.config) as SessionConfig,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    state: JSON.parse(row.state) as GoalState,
+    created_at: isoAt(row.created_at),
+    updated_at: isoAt(row.updated_at),
+  }
+}
+
+export function toStep(row: StepRow): StepLogEntry {
+  return {
+    step_number: row.step_number,
+    description: row.description,
+    output: row.output,
+    verification: JSON.parse(row.verification) as StepVerification,
+    drift: JSON.parse(row.drift) as DriftCheck,
+    created_at: isoAt(row.created_at),
+  }
+}
+
+export function toDriftEvent(row: DriftEventRow): DriftEvent {
+  return {
+    step_number: row.step_number,
+    similarity: row.similarity,
+    action_text: row.action_text,
+    severity: row.severity as DriftSeverity,
+    // The engine stamps the event with the same clock reading the row records.
+    timestamp: isoAt(row.created_at),
+  }
+}

@@ -1,0 +1,148 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { SessionsService } from './service.js'
+import { sendCreated, sendStored, storeWithWrite } from '../idempotency/plugin.js'
+import { NumberedPageQuery, problemResponses } from '../schemas.js'
+import {
+  CreateSessionBody,
+  Session,
+  SessionList,
+  SessionListQuery,
+  SessionParams,
+  SetGoalBody,
+  SetPlanBody,
+  StepBody,
+  StepList,
+  StepResult,
+  Summary,
+  UpdateSessionBody,
+} from './schemas.js'
+
+const tags = ['sessions']
+
+/** Goal sessions: lifecycle, goal and plan, summary and the per-step verdict. */
+export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsService }> = async (app, { sessions }) => {
+  app.post(
+    '/sessions',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Open a goal session.',
+        body: CreateSessionBody,
+        response: { 201: Session, ...problemResponses },
+      },
+    },
+    async (request, reply) => sendCreated(request, reply, 201, () => sessions.create(request.agentId, request.body)),
+  )
+
+  app.get(
+    '/sessions',
+    {
+      schema: { tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
+    },
+    async (request) => sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+  )
+
+  app.get(
+    '/sessions/:id',
+    { schema: { tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
+    async (request) => sessions.get(request.agentId, request.params.id),
+  )
+
+  app.patch(
+    '/sessions/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Archive or unarchive a session, or replace its metadata. Archived sessions are read-only (409).',
+        params: SessionParams,
+        body: UpdateSessionBody,
+        response: { 200: Session, ...problemResponses },
+      },
+    },
+    async (request) => sessions.update(request.agentId, request.params.id, request.body),
+  )
+
+  app.delete(
+    '/sessions/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a session with its step log and drift events.',
+        params: SessionParams,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      sessions.delete(request.agentId, request.params.id)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.put(
+    '/sessions/:id/goal',
+    {
+      schema: {
+        tags,
+        summary: 'Replace the goal: new fingerprint; clears pitfalls, tried approaches and reminder history.',
+        params: SessionParams,
+        body: SetGoalBody,
+        response: { 200: Session, ...problemResponses },
+      },
+    },
+    async (request) => sessions.setGoal(request.agentId, request.params.id, request.body.goal),
+  )
+
+  app.put(
+    '/sessions/:id/plan',
+    {
+      schema: {
+        tags,
+        summary: 'Replace the plan (step counter back to 0).',
+        params: SessionParams,
+        body: SetPlanBody,
+        response: { 200: Session, ...problemResponses },
+      },
+    },
+    async (request) => sessions.setPlan(request.agentId, request.params.id, request.body.steps),
+  )
+
+  app.get(
+    '/sessions/:id/summary',
+    { schema: { tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
+    async (request) => sessions.summary(request.agentId, request.params.id),
+  )
+
+  app.post(
+    '/sessions/:id/steps',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Verify a step: alignment, drift, loop and stall, and the recommended action.',
+        params: SessionParams,
+        body: StepBody,
+        response: { 201: StepResult, ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const result = await sessions.step(request.agentId, request.params.id, request.body, storeWithWrite(request, reply, 201))
+      return sendStored(request, reply, 201, result)
+    },
+  )
+
+  app.get(
+    '/sessions/:id/steps',
+    {
+      schema: {
+        tags,
+        summary: 'The step log, oldest first (cursor: the last step_number seen).',
+        params: SessionParams,
+        querystring: NumberedPageQuery,
+        response: { 200: StepList, ...problemResponses },
+      },
+    },
+    async (request) => sessions.steps(request.agentId, request.params.id, request.query.limit, request.query.cursor),
+  )
+}

@@ -1,0 +1,41 @@
+/**
+ * A session's contribution to `POST /v1/turns` (TurnPartsProvider of turns.ts): the goal
+ * reminder, and the recitation block when it is due at this iteration.
+ */
+import type { GoalSession } from '../engine/goal-session.js'
+import type { TurnMessage, TurnPart, TurnPartsProvider } from '../reminders/turns.js'
+
+/** Priorities of the turn merge (lower goes first), as in reminder-render.ts TURN_PRIORITY. */
+export const GOAL_REMINDER_PRIORITY = 1
+export const RECITATION_PRIORITY = 3
+
+export type TurnPartsInput = Parameters<TurnPartsProvider['turnParts']>[0]
+export interface SessionTurnParts {
+  parts: TurnPart[]
+  messages?: TurnMessage[]
+}
+
+/**
+ * The reminder's turn number is the iteration when given, else the next step's number. With
+ * `messages`, a due recitation is placed in them (and recorded). Without, it becomes a part of
+ * the merged injection text. Either way a part is recorded as shown only if `input.fit` keeps it:
+ * a reminder or recitation the token budget drops was never shown (a dropped recitation stays due).
+ */
+export function sessionTurnParts(session: GoalSession, input: TurnPartsInput): SessionTurnParts {
+  const iteration = input.iteration ?? session.stepsTaken + 1
+  const parts: TurnPart[] = []
+  // Read-only first; the same state and clock make the recorded versions these very texts.
+  const reminder = session.reminderPreview(iteration)
+  const reminderAt = reminder.text !== '' ? parts.push({ kind: 'goal_reminder', priority: GOAL_REMINDER_PRIORITY, content: reminder.text }) - 1 : -1
+  if (input.messages !== undefined) {
+    const r = session.injectRecitation(iteration, input.messages)
+    if (input.fit(parts).has(reminderAt)) session.recordReminder(reminder)
+    return { parts, messages: r.messages as TurnMessage[] }
+  }
+  const preview = session.recitation(iteration)
+  const recitationAt = preview.should_inject && preview.text !== null ? parts.push({ kind: 'recitation', priority: RECITATION_PRIORITY, content: preview.text }) - 1 : -1
+  const kept = input.fit(parts)
+  if (kept.has(reminderAt)) session.recordReminder(reminder)
+  if (kept.has(recitationAt)) session.injectRecitation(iteration, [])
+  return { parts }
+}

@@ -1,0 +1,171 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { WebhooksService } from './service.js'
+import { sendStored, storeWithWrite } from '../idempotency/plugin.js'
+import { Body, Id, ListOf, PaginationQuery, problemResponses, Timestamp } from '../schemas.js'
+
+const EventType = Type.Union([
+  Type.Literal('reminder.triggered'),
+  Type.Literal('session.drift_detected'),
+  Type.Literal('session.loop_detected'),
+  Type.Literal('session.stalled'),
+  Type.Literal('webhook.test'),
+])
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
+
+const webhookFields = {
+  id: Id('whk'),
+  url: Type.String(),
+  event_types: Type.Array(Type.String(), { description: 'Event types delivered; empty means every type.' }),
+  description: Nullable(Type.String()),
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+  disabled_reason: Nullable(Type.String({ description: 'Why the endpoint was disabled (410 Gone, sustained failure, API).' })),
+  failing_since: Nullable(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}
+const Webhook = Type.Object(webhookFields, { title: 'Webhook' })
+const CreatedWebhook = Type.Object(
+  { ...webhookFields, secret: Type.String({ description: '`whsec_` + base64; shown on create and rotate only.' }) },
+  { title: 'CreatedWebhook' },
+)
+const Attempt = Type.Object(
+  {
+    id: Type.String(),
+    message_id: Type.String({ description: 'The `webhook-id` header value, stable across retries.' }),
+    event_type: Type.String(),
+    attempt: Type.Integer({ minimum: 1 }),
+    status_code: Nullable(Type.Integer()),
+    error: Nullable(Type.String()),
+    duration_ms: Type.Integer(),
+    created_at: Timestamp,
+    next_attempt_at: Nullable(Timestamp),
+  },
+  { title: 'WebhookAttempt' },
+)
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private addresses are refused (422) unless allowed.' })
+const Params = Type.Object({ id: Id('whk') })
+const tags = ['webhooks']
+
+/** Webhook subscriptions of the calling agent (Standard Webhooks v1 delivery). */
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+  app.post(
+    '/webhooks',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Subscribe an endpoint; the response carries its signing secret (shown once).',
+        body: Body({
+          url: Url,
+          event_types: Type.Optional(Type.Array(EventType, { maxItems: 10 })),
+          description: Type.Optional(Type.String({ maxLength: 500 })),
+        }),
+        response: { 201: CreatedWebhook, ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const created = await webhooks.create(request.agentId, request.body, storeWithWrite(request, reply, 201))
+      return sendStored(request, reply, 201, created)
+    },
+  )
+
+  app.get(
+    '/webhooks',
+    { schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
+    async (request) => webhooks.list(request.agentId, request.query),
+  )
+
+  app.get(
+    '/webhooks/:id',
+    { schema: { tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
+    async (request) => webhooks.get(request.agentId, request.params.id),
+  )
+
+  app.patch(
+    '/webhooks/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change a subscription; `status: "active"` re-enables a disabled one and resumes its held deliveries.',
+        params: Params,
+        body: Body({
+          url: Type.Optional(Url),
+          event_types: Type.Optional(Type.Array(EventType, { maxItems: 10 })),
+          description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+          status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
+        }),
+        response: { 200: Webhook, ...problemResponses },
+      },
+    },
+    async (request) => webhooks.update(request.agentId, request.params.id, request.body),
+  )
+
+  app.delete(
+    '/webhooks/:id',
+    { schema: { tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    async (request, reply) => {
+      webhooks.remove(request.agentId, request.params.id)
+      return reply.code(204).send(null)
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        tags,
+        summary: 'New signing secret; the old one keeps signing alongside it for 24 h.',
+        params: Params,
+        response: {
+          200: Type.Object({ secret: Type.String(), previous_secret_expires_at: Timestamp }, { title: 'RotatedSecret' }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request) => webhooks.rotateSecret(request.agentId, request.params.id),
+  )
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      schema: {
+        tags,
+        summary: 'Queue a signed `webhook.test` event for this endpoint.',
+        params: Params,
+        response: { 202: Type.Object({ message_id: Id('msg') }, { title: 'QueuedTest' }), ...problemResponses },
+      },
+    },
+    async (request, reply) => reply.code(202).send(webhooks.sendTest(request.agentId, request.params.id)),
+  )
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        tags,
+        summary: 'The attempts log of this endpoint, newest first.',
+        params: Params,
+        querystring: PaginationQuery('evt'),
+        response: { 200: ListOf(Attempt), ...problemResponses },
+      },
+    },
+    async (request) => webhooks.attempts(request.agentId, request.params.id, request.query),
+  )
+
+  app.post(
+    '/webhooks/:id/deliveries/:message_id/retry',
+    {
+      schema: {
+        tags,
+        summary: 'Deliver this message to this endpoint again now (same `webhook-id`).',
+        params: Type.Object({ id: Id('whk'), message_id: Id('msg') }),
+        response: {
+          202: Type.Object({ message_id: Id('msg'), status: Type.Literal('queued') }, { title: 'QueuedRetry' }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request, reply) => reply.code(202).send(webhooks.retry(request.agentId, request.params.id, request.params.message_id)),
+  )
+}

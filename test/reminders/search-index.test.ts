@@ -1,0 +1,105 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { openDb } from '../../src/db/client.js'
+import { runMigrations } from '../../src/db/migrate.js'
+import { bm25Score, decodeAverages, ReminderSearch, searchWeights, SEARCH_WEIGHTS } from '../../src/reminders/search.js'
+import { RemindersService } from '../../src/reminders/service.js'
+import { SettingsService } from '../../src/reminders/settings.js'
+import { migrationsBefore } from '../db/migrations-before.js'
+import { reminderFixture } from './fixtures.js'
+
+const ctx = (pattern: string) => ({ type: 'context' as const, pattern })
+const clock = () => Date.parse('2026-11-22T09:00:00Z')
+
+/** SQLite varint, as FTS5 writes it (big-endian 7-bit groups; a ninth byte carries 8 bits). */
+function varint(v: bigint): number[] {
+  if (v > 0x00ffffffffffffffn) {
+    const out = [Number(v & 0xffn)]
+    v >>= 8n
+    for (let i = 0; i < 8; i++, v >>= 7n) out.unshift(Number(v & 0x7fn) | 0x80)
+    return out
+  }
+  const out = [Number(v & 0x7fn)]
+  for (v >>= 7n; v > 0n; v >>= 7n) out.unshift(Number(v & 0x7fn) | 0x80)
+  return out
+}
+
+describe('reminder_search_fts scoring', () => {
+  it('decodes averages records like FTS5 writes them', () => {
+    fc.assert(
+      fc.property(fc.array(fc.bigInt({ min: 0n, max: 2n ** 52n }), { minLength: 1, maxLength: 6 }), (vals) => {
+        const d = decodeAverages(Uint8Array.from(vals.flatMap(varint)))
+        expect(d.rows).toBe(Number(vals[0]))
+        expect(d.tokens).toBe(vals.slice(1).reduce((a, b) => a + Number(b), 0))
+      }),
+    )
+  })
+
+  it('scores exactly BM25 with b = 0 under the column weights, on short and long reminders alike', () => {
+    for (const body of ['', 'a much longer body that talks about many other things before it ends']) {
+      const f = reminderFixture()
+      f.settings.put('agt_a', { max_reminders: 1000 })
+      for (let i = 0; i < 40; i++) f.reminders.create('agt_a', { title: `Errand ${i}`, body, trigger: ctx('shop') })
+      f.reminders.create('agt_a', { title: 'lighthouse', body, trigger: ctx('x') })
+      f.reminders.create('agt_a', { title: 'keeper', body: `${body} lighthouse`, trigger: ctx('x') })
+      f.reminders.create('agt_a', { title: 'keeper', body, context_tags: ['lighthouse'], trigger: ctx('x') })
+      // nRow = 43 rows, nHit = 3: idf = ln((N - n + 0.5) / (n + 0.5)); part = idf (k1 + 1) f / (f + k1).
+      const idf = Math.log((43 - 3 + 0.5) / (3 + 0.5))
+      const bm25 = (freq: number) => (idf * 2.2 * freq) / (freq + 1.2)
+      const scores = f.search.search('agt_a', 'lighthouse').items.map((i) => i.score)
+      const expected = [SEARCH_WEIGHTS.title, SEARCH_WEIGHTS.tags, SEARCH_WEIGHTS.body].map((w) => bm25Score(-bm25(w)))
+      expect(scores).toHaveLength(3)
+      scores.forEach((s, i) => expect(s).toBeCloseTo(expected[i] as number, 9))
+    }
+  })
+
+  it('keeps the length factor positive for any average row length', () => {
+    for (const avg of [0.01, 1, 5, 12, 40, 5000]) {
+      const w = searchWeights({ rows: 100, tokens: (avg + 16) * 100 })
+      expect(w).not.toBeNull()
+      for (const x of w ?? []) expect(x).toBeGreaterThan(0)
+    }
+    expect(searchWeights({ rows: 0, tokens: 0 })).toBeNull()
+  })
+
+  it('no query reaches the pad column', () => {
+    const f = reminderFixture()
+    f.reminders.create('agt_a', { title: 'alpha', trigger: ctx('x') })
+    for (const q of ['\uE000', '\uE000 \uE000', '""', '{pad}: \uE000', 'pad']) expect(f.search.search('agt_a', q).items).toEqual([])
+  })
+})
+
+describe('0011 search index migration', () => {
+  it('indexes the reminders that existed before it, drops reminders_fts and keeps edits in step', () => {
+    const before = migrationsBefore('0011')
+    try {
+      const h = openDb(':memory:')
+      runMigrations(h, before.folder)
+      h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
+      const svc = new RemindersService(h.sqlite, new SettingsService(h.sqlite, clock), clock)
+      const old = svc.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
+      svc.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
+      runMigrations(h)
+
+      const names = h.sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'reminders_fts%'").pluck().all()
+      expect(names).toEqual([])
+      const search = new ReminderSearch(svc.store)
+      const ids = (q: string) => search.search('agt_a', q).items.map((i) => i.reminder.id)
+      for (const q of ['lighthouse', 'lamp', 'coastal', 'storms']) expect(ids(q)).toEqual([old.id])
+      expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()
+
+      // The triggers replay the exact old values, so edits and deletes leave a consistent index.
+      svc.patch('agt_a', old.id, { title: 'Harbour master', context_tags: [] })
+      expect(ids('lighthouse')).toEqual([])
+      expect(ids('coastal')).toEqual([])
+      expect(ids('harbour')).toEqual([old.id])
+      svc.delete('agt_a', old.id)
+      expect(ids('harbour')).toEqual([])
+      expect(ids('bread')).toHaveLength(1)
+      expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()
+      h.close()
+    } finally {
+      before.dispose()
+    }
+  })
+})

@@ -1,0 +1,139 @@
+import fc from 'fast-check'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { openDb } from '../../src/db/client.js'
+import { runMigrations } from '../../src/db/migrate.js'
+import { ReminderSearch } from '../../src/reminders/search.js'
+import { RemindersService } from '../../src/reminders/service.js'
+import { SettingsService } from '../../src/reminders/settings.js'
+import { reminderFixture } from './fixtures.js'
+
+const ctx = (pattern: string) => ({ type: 'context' as const, pattern })
+
+describe('search', () => {
+  it('ranks a better match first with strictly decreasing scores in (0, 1)', () => {
+    const f = reminderFixture()
+    f.settings.put('agt_a', { max_reminders: 1000 })
+    // A corpus big enough that BM25's IDF is meaningful (on a handful of rows it clamps to ~0).
+    for (let i = 0; i < 30; i++) f.reminders.create('agt_a', { title: `Errand ${i}`, body: 'buy milk and bread', trigger: ctx('shop') })
+    const weak = f.reminders.create('agt_a', { title: 'Standup notes', body: 'mention the database migration', trigger: ctx('x') })
+    const strong = f.reminders.create('agt_a', { title: 'Database migration review', body: 'check the migration rollback', trigger: ctx('x') })
+    const mid = f.reminders.create('agt_a', { title: 'Database backup', body: 'nightly', trigger: ctx('x') })
+    const { items } = f.search.search('agt_a', 'database migration')
+    expect(items.map((i) => i.reminder.id)).toEqual([strong.id, weak.id, mid.id])
+    for (let i = 0; i < items.length; i++) {
+      const s = items[i]?.score ?? 0
+      expect(s).toBeGreaterThan(0)
+      expect(s).toBeLessThan(1)
+      if (i > 0) expect(s).toBeLessThan(items[i - 1]?.score ?? 0)
+    }
+  })
+
+  it('stems, ignores case and diacritics, searches tags and patterns', () => {
+    const f = reminderFixture()
+    const r = f.reminders.create('agt_a', { title: 'Café opening', context_tags: ['Deploying'], trigger: ctx('kubernetes rollout') })
+    expect(f.search.search('agt_a', 'CAFE').items.map((i) => i.reminder.id)).toEqual([r.id])
+    expect(f.search.search('agt_a', 'deploy').items.map((i) => i.reminder.id)).toEqual([r.id])
+    expect(f.search.search('agt_a', 'rollouts').items.map((i) => i.reminder.id)).toEqual([r.id])
+  })
+
+  it('FTS syntax in the query cannot error; punctuation-only gives nothing', () => {
+    const f = reminderFixture()
+    f.reminders.create('agt_a', { title: 'near the end', trigger: ctx('x') })
+    expect(f.search.search('agt_a', '"').items).toEqual([])
+    expect(f.search.search('agt_a', '*** (( ))').items).toEqual([])
+    expect(f.search.search('agt_a', 'NEAR(end "the" -x) AND OR NOT *').items).toHaveLength(1)
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (q) => {
+        expect(Array.isArray(f.search.search('agt_a', q).items)).toBe(true)
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('follows edits and deletes, and never returns another agent\'s reminders', () => {
+    const f = reminderFixture()
+    const r = f.reminders.create('agt_a', { title: 'alpha', trigger: ctx('x') })
+    f.reminders.create('agt_b', { title: 'alpha beta', trigger: ctx('x') })
+    f.reminders.patch('agt_a', r.id, { title: 'gamma' })
+    expect(f.search.search('agt_a', 'alpha').items).toEqual([])
+    expect(f.search.search('agt_a', 'gamma').items).toHaveLength(1)
+    f.reminders.delete('agt_a', r.id)
+    expect(f.search.search('agt_a', 'gamma').items).toEqual([])
+    expect(f.search.search('agt_b', 'alpha').items).toHaveLength(1)
+  })
+})
+
+describe('context matching (turn start)', () => {
+  it('matches when every pattern word, or every word of one tag, is in the message', () => {
+    const f = reminderFixture()
+    const deploy = f.reminders.create('agt_a', { title: 'Run the tests', trigger: ctx('deploy production') })
+    const tagged = f.reminders.create('agt_a', { title: 'Ping Sam', context_tags: ['billing api'], trigger: ctx('invoices') })
+    f.reminders.create('agt_a', { title: 'Timed', context_tags: ['deploy'], trigger: { type: 'scheduled', at: '2026-12-01T00:00:00Z' } })
+    const m = (msg: string) => f.search.contextMatches('agt_a', msg, f.time.now).map((r) => r.id).sort()
+    expect(m('We are deploying to Production now')).toEqual([deploy.id])
+    expect(m('deploy to staging')).toEqual([])
+    expect(m('the Billing API is down')).toEqual([tagged.id])
+    expect(m('billing only')).toEqual([])
+    expect(m('invoices and deploys to production')).toEqual([deploy.id, tagged.id].sort())
+    expect(m('"*(')).toEqual([])
+    expect(f.search.contextMatches('agt_b', 'deploy production', f.time.now)).toEqual([])
+  })
+
+  it('skips fired, finished and still-snoozed context reminders', () => {
+    const f = reminderFixture()
+    const a = f.reminders.create('agt_a', { title: 'a', trigger: ctx('release') })
+    f.reminders.snooze('agt_a', a.id, { minutes: 30 })
+    expect(f.search.contextMatches('agt_a', 'release', f.time.now)).toEqual([])
+    f.advance(30)
+    expect(f.search.contextMatches('agt_a', 'release', f.time.now).map((r) => r.id)).toEqual([a.id])
+    f.reminders.trigger('agt_a', a.id)
+    expect(f.search.contextMatches('agt_a', 'release', f.time.now)).toEqual([])
+  })
+})
+
+describe('FTS migration', () => {
+  it('survives runMigrations on a fresh file and a re-open, with the index in sync', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-fts-'))
+    try {
+      const path = join(dir, 'gk.db')
+      const first = openDb(path)
+      runMigrations(first)
+      first.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
+      const clock = () => Date.parse('2026-11-22T09:00:00Z')
+      const svc = new RemindersService(first.sqlite, new SettingsService(first.sqlite, clock), clock)
+      const kept = svc.create('agt_a', { title: 'persistent lighthouse', trigger: ctx('x') })
+      first.close()
+
+      const again = openDb(path)
+      runMigrations(again)
+      again.sqlite.exec('VACUUM')
+      const search = new ReminderSearch(new RemindersService(again.sqlite, new SettingsService(again.sqlite, clock), clock).store)
+      expect(search.search('agt_a', 'lighthouse').items.map((i) => i.reminder.id)).toEqual([kept.id])
+      expect(again.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts, rank) VALUES ('integrity-check', 1)").run()).toBeDefined()
+      // Deleting the agent cascades to its reminders and through the trigger to the index.
+      again.sqlite.prepare("DELETE FROM agents WHERE id = 'agt_a'").run()
+      expect(again.sqlite.prepare("SELECT count(*) AS n FROM reminder_search_fts WHERE reminder_search_fts MATCH 'lighthouse'").get()).toEqual({ n: 0 })
+      again.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('the scheduler and due queries use the partial next_fire_at indexes', () => {
+    const f = reminderFixture()
+    const plan = (sql: string) =>
+      (f.handle.sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ')
+    expect(plan('SELECT id FROM reminders WHERE next_fire_at IS NOT NULL AND next_fire_at <= 5 ORDER BY next_fire_at')).toMatch(
+      /reminders_next_fire_idx/,
+    )
+    expect(plan("SELECT * FROM reminders WHERE agent_id = 'a' AND next_fire_at IS NOT NULL AND next_fire_at <= 5 ORDER BY next_fire_at, id")).toMatch(
+      /reminders_agent_due_idx/,
+    )
+    expect(plan("SELECT * FROM reminders WHERE agent_id = 'a' AND status = 'pending' AND id > 'x' ORDER BY id LIMIT 5")).toMatch(
+      /reminders_agent_status_idx/,
+    )
+  })
+})
