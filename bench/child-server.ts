@@ -186,8 +186,6 @@ export interface GoalkeeperOptions {
   logLevel?: string
   /** Run src/server.ts through tsx instead of the compiled dist/server.js (quick looks; adds a loader thread's memory). */
   fromSource?: boolean
-  /** GOALKEEPER_WAL_CHECKPOINT for the server (its default when absent). */
-  walCheckpoint?: string | undefined
 }
 
 /** The real goalkeeper server on a fresh SQLite file in a temp dir, rate limit off. */
@@ -211,7 +209,6 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
       GOALKEEPER_ADMIN_TOKEN: ADMIN_TOKEN,
       GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: opts.logLevel ?? 'warn',
-      ...(opts.walCheckpoint === undefined ? {} : { GOALKEEPER_WAL_CHECKPOINT: opts.walCheckpoint }),
     },
   })
   return {

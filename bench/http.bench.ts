@@ -16,7 +16,7 @@
  *
  * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
  * --no-build (use the dist/ already built), --only steps|drift|reminder (that scenario and its
- * baseline), --wal-checkpoint worker (GOALKEEPER_WAL_CHECKPOINT). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
+ * baseline),. BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const baseline = await startBaseline()
-  const goalkeeper = await startGoalkeeper({ fromSource, walCheckpoint: flagValue('wal-checkpoint') })
+  const goalkeeper = await startGoalkeeper({ fromSource })
   try {
     const fixture = await createFixture(goalkeeper, sessionCount)
     const auth = { authorization: `Bearer ${fixture.apiKey}` }

@@ -7,13 +7,12 @@
  * (from /metrics) and steps/s.
  *
  * Flags: --steps N (100000), --sessions N (1000), --connections N (50), --tsx (run src/ through tsx:
- * quicker to start, but its loader thread adds ~50 MB of RSS), --no-build (use the dist/ already built),
- * --wal-checkpoint worker (GOALKEEPER_WAL_CHECKPOINT).
+ * quicker to start, but its loader thread adds ~50 MB of RSS), --no-build (use the dist/ already built).
  */
 import { loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildDist, startGoalkeeper, type ChildServer } from './child-server.js'
-import { createFixture, flag, flagValue, hasFlag, mb, runLoad, stepTextSource } from './load.js'
+import { createFixture, flag, hasFlag, mb, runLoad, stepTextSource } from './load.js'
 
 const steps = flag('steps', 100_000)
 const sessionCount = flag('sessions', 1000)
@@ -35,7 +34,7 @@ async function snapshot(server: ChildServer, label: string): Promise<{ label: st
 async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`Memory bench: ${steps} steps over ${sessionCount} sessions, ${connections} connections; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  const server = await startGoalkeeper({ fromSource, walCheckpoint: flagValue('wal-checkpoint') })
+  const server = await startGoalkeeper({ fromSource })
   try {
     const rows = [await snapshot(server, 'after start')]
     const fixture = await createFixture(server, sessionCount)

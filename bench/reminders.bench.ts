@@ -172,7 +172,7 @@ function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (
 
   // The same turns for a session with 50 steps behind it: its goal reminder and recitation come
   // through SessionsService.turnParts (a session write inside the turn's transaction).
-  const sessions = new SessionsService({ handle: ctx.h, clock, metrics: createMetrics() })
+  const sessions = new SessionsService({ sqlite: ctx.h.sqlite, clock, metrics: createMetrics() })
   const sessionTurns = new TurnsService(ctx.reminders, new ReminderSearch(ctx.reminders.store), clock, sessions)
   const sid = sessions.create('agt_t', { goal: 'Ship the billing service migration with tests and docs', plan: ['port the schema', 'move the endpoints', 'write tests', 'write docs'] }).id
   for (let i = 0; i < 50; i++) await sessions.step('agt_t', sid, { description: `${words(8)} step ${i}`, output: 'ok' })

@@ -4,9 +4,6 @@ import { DEFAULT_BREAKER } from './providers/circuit-breaker.js'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
-/** Who copies the WAL back into the database file: the committing request (SQLite's default) or a worker thread. */
-const WAL_CHECKPOINTS = ['commit', 'worker'] as const
-export type WalCheckpoint = (typeof WAL_CHECKPOINTS)[number]
 
 // Upper bounds, documented in the README. Timers overflow above 2^31-1 ms (~24.8 days): node then
 // fires at once (TimeoutOverflowWarning) or throws (AbortSignal.timeout, undici), so a large value
@@ -31,7 +28,6 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
   GOALKEEPER_DB: Type.String({ default: './data/goalkeeper.db', minLength: 1 }),
-  GOALKEEPER_WAL_CHECKPOINT: Type.Unsafe<WalCheckpoint>({ type: 'string', enum: [...WAL_CHECKPOINTS], default: 'commit' }),
   GOALKEEPER_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   GOALKEEPER_IDEMPOTENCY_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.Unsafe<LogLevel>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
@@ -78,7 +74,6 @@ export interface Config {
   host: string
   port: number
   dbPath: string
-  walCheckpoint: WalCheckpoint
   adminToken: string | undefined
   /** Keys the Idempotency-Key digests and seals (HMAC); unset: plain SHA-256 (src/idempotency/service.ts). */
   idempotencySecret: string | undefined
@@ -162,7 +157,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     host: e.HOST,
     port: e.PORT,
     dbPath: e.GOALKEEPER_DB,
-    walCheckpoint: e.GOALKEEPER_WAL_CHECKPOINT,
     adminToken: e.GOALKEEPER_ADMIN_TOKEN,
     idempotencySecret: e.GOALKEEPER_IDEMPOTENCY_SECRET,
     logLevel: e.LOG_LEVEL,

@@ -1,6 +1,5 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
-import { startCheckpointer } from './db/checkpointer.js'
 import { buildApp, type App } from './http/app.js'
 import { wallClock } from './engine/clock.js'
 import { createMetrics } from './metrics.js'
@@ -32,14 +31,6 @@ export async function start(env: Record<string, string | undefined> = process.en
   })
   const ticker = new Ticker({ handle, clock: wallClock, dispatcher, onError })
   app.addHook('onClose', async () => ticker.stop(8_000))
-  if (config.walCheckpoint === 'worker' && config.dbPath !== ':memory:') {
-    const checkpointer = startCheckpointer(handle.sqlite, {
-      onError: (err) => app.log.error({ err }, 'WAL checkpoint worker failed; SQLite checkpoints on commit again'),
-    })
-    // Runs before the connection closes (onClose hooks run last-added first); that close then
-    // checkpoints what is left and removes the WAL file.
-    app.addHook('onClose', () => checkpointer.stop())
-  }
   try {
     await app.listen({ host: config.host, port: config.port })
   } catch (err) {

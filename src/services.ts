@@ -13,9 +13,6 @@ import { SettingsService } from './reminders/settings.js'
 import { TurnsService } from './reminders/turns.js'
 import { WebhooksService } from './webhooks/service.js'
 
-/** How long a served goal reminder may stay unwritten (see SessionsDeps.reminderDeferMs). */
-export const REMINDER_DEFER_MS = 1000
-
 export interface ServiceDeps {
   config: Config
   handle: DbHandle
@@ -29,11 +26,9 @@ export function createServices(deps: ServiceDeps) {
   const reminders = new RemindersService(deps.handle.sqlite, settings, deps.clock)
   const reminderSearch = new ReminderSearch(reminders.store)
   const sessions = new SessionsService({
-    handle: deps.handle,
+    sqlite: deps.handle.sqlite,
     clock: deps.clock,
     metrics: deps.metrics,
-    // Reminder history is best-effort: a crash loses at most this last second of it (README).
-    reminderDeferMs: REMINDER_DEFER_MS,
     ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
     ...(deps.config.embeddings === undefined
       ? {}
@@ -47,7 +42,7 @@ export function createServices(deps: ServiceDeps) {
   })
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.
-    agents: new AgentsService(deps.handle, deps.clock, (agentId) => sessions.engines.forgetAgent(agentId)),
+    agents: new AgentsService(deps.handle, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
     idempotency: new IdempotencyService(deps.handle, deps.clock, deps.config.idempotencySecret),
     sessions,
     settings,

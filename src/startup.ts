@@ -3,6 +3,8 @@ import { resolve } from 'node:path'
 import type { Config } from './config.js'
 import { openDb, type DbHandle } from './db/client.js'
 import { runMigrations } from './db/migrate.js'
+import { wallClock } from './engine/clock.js'
+import { foldLegacyJournals } from './sessions/legacy-journal.js'
 import type { App } from './http/app.js'
 
 /**
@@ -27,6 +29,7 @@ export function openDatabase(dbPath: string): DbHandle {
   try {
     handle = openDb(dbPath)
     runMigrations(handle)
+    foldLegacyJournals(handle.sqlite, wallClock)
     return handle
   } catch (err) {
     handle?.close()

@@ -8,7 +8,6 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 8080,
       dbPath: './data/goalkeeper.db',
-      walCheckpoint: 'commit',
       adminToken: undefined,
       logLevel: 'info',
       rateLimitPerMinute: 6000,
@@ -119,7 +118,6 @@ describe('loadConfig', () => {
 
   it.each([
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
-    [{ GOALKEEPER_WAL_CHECKPOINT: 'WORKER' }, 'GOALKEEPER_WAL_CHECKPOINT must be one of commit, worker'],
     [{ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'yes' }, 'GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS must be true or false'],
     [{ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: '1' }, 'GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS must be true or false'],
     [{ GOALKEEPER_WEBHOOK_RETRY_SCHEDULE: '5,soon' }, 'GOALKEEPER_WEBHOOK_RETRY_SCHEDULE must be whole seconds separated by commas, each at most 604800 (7 days), e.g. 5,300,1800'],

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { sendCreated } from '../idempotency/plugin.js'
 import type { AgentsService } from './service.js'
 import { Body, Id, ListOf, PaginationQuery, problemResponses, Timestamp } from '../schemas.js'
 
@@ -35,7 +34,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         response: { 201: CreatedAgent, ...problemResponses },
       },
     },
-    async (request, reply) => sendCreated(request, reply, 201, () => agents.create(request.body.name)),
+    async (request, reply) => reply.code(201).send(request.uow.run(() => agents.create(request.body.name))),
   )
 
   app.get(
@@ -81,7 +80,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         response: { 201: CreatedKey, ...problemResponses },
       },
     },
-    async (request, reply) => sendCreated(request, reply, 201, () => agents.createKey(request.params.agent_id)),
+    async (request, reply) => reply.code(201).send(request.uow.run(() => agents.createKey(request.params.agent_id))),
   )
 
   app.delete(

@@ -6,7 +6,6 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/client.js'
-import { groupCommitOf } from '../db/group-commit.js'
 import { wallClock, type Clock } from '../engine/clock.js'
 import { tooMany } from '../errors.js'
 import { createMetrics, type Metrics } from '../metrics.js'
@@ -66,16 +65,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // onClose hooks run last-added first: added before anything else, this one runs after the
   // scheduler, dispatcher and others have stopped, so they can still use the database.
   if (deps.closeHandleOnClose) app.addHook('onClose', async () => deps.handle.close())
-  // Session writes are group-committed (src/db/group-commit.ts): anything written or read while a
-  // batch is open replies only after that batch commits, and closing commits what is pending.
-  const group = groupCommitOf(deps.handle.sqlite)
-  app.addHook('onClose', async () => group.flush())
-  // Runs before the hook above (last added, first run): deferred reminders join the final commit.
-  app.addHook('onClose', async () => { void services.sessions.flushDeferred() })
-  app.addHook('onSend', (_request, _reply, payload, done) => {
-    if (!group.open) return done(null, payload)
-    group.committed().then(() => done(null, payload), done)
-  })
   installErrorHandlers(app)
   app.addSchema(Problem)
 
@@ -138,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   } else {
     installNotFoundHandler(app)
   }
-  installIdempotency(app, services.idempotency, group)
+  installIdempotency(app, services.idempotency, deps.handle.sqlite)
 
   await app.register(healthRoutes, { handle: deps.handle, metrics })
   await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })

@@ -1,62 +1,72 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import type { GroupCommit } from '../db/group-commit.js'
+import type Database from 'better-sqlite3'
+import { SqliteUnitOfWork } from '../db/unit-of-work.js'
 import { badRequest, conflict } from '../errors.js'
 import { hashBody, type IdempotencyRequest, type IdempotencyService } from './service.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** The request's write: services run in it, and the idempotency record joins it. */
+    uow: SqliteUnitOfWork
     idempotency: IdempotencyState | null
+  }
+  interface FastifyContextConfig {
+    /** Honour `Idempotency-Key` (create endpoints, steps, drift checks). */
+    idempotent?: boolean
   }
 }
 
 /** A keyed request in flight: what identifies it, and its response once stored with its write. */
-export interface IdempotencyState extends IdempotencyRequest {
-  service: IdempotencyService
-  /** The exact body stored by `storeWithWrite`; the handler sends this string. */
+interface IdempotencyState extends IdempotencyRequest {
+  status: number
+  /** The exact body stored with the write; sent instead of a second serialization. */
   stored?: string
 }
 
 const HEADER = 'idempotency-key'
 
+/** The route's success status: the first 2xx of its response schema. */
+function successStatus(route: RouteOptions): number {
+  const codes = Object.keys((route.schema?.response as Record<string, unknown> | undefined) ?? {}).map(Number)
+  return codes.find((c) => c >= 200 && c < 300) ?? 200
+}
+
 /**
- * `Idempotency-Key` for routes with `config: { idempotent: true }`: the first 2xx response is
- * stored; the same key with the same method, path and body replays it (header
- * `idempotent-replayed: true`); the same key with anything else is a 409. Failed calls are not
- * stored, so a client may retry them with the same key.
- *
- * The hooks are attached to those routes only (through `onRoute`), and a request without the
- * header returns from the first line of the preHandler, so it pays nothing measurable.
- *
- * Durability: a group-committed write (steps, drift checks) resolves only after its batch has
- * committed, so a record saved in onSend would land in a later transaction, and a crash between
- * the two would let a retry record the step twice. Those routes store their record inside the
- * write's own transaction instead (`storeWithWrite`, which a webhook's create also takes after its
- * DNS check); synchronous creates run with their record in one transaction (`sendCreated`). For
- * any other idempotent route, onSend saves and, if that save joined a batch that is still open,
- * waits for it: the global group-commit onSend hook has already run by then (global hooks run
- * before route ones).
+ * Every request gets a unit of work (`request.uow`) that the handler passes to the service it
+ * calls. On routes with `config: { idempotent: true }`, a request with an `Idempotency-Key` joins
+ * its record to that unit of work: the response (serialized as the route sends it) is sealed and
+ * stored in the same transaction as the write it answers for, so a crash can never keep the one
+ * without the other. The same key with the same method, path and body replays the stored
+ * response (header `idempotent-replayed: true`); with anything else it is a 409. Failed calls store
+ * nothing, so a client may retry them with the same key. A request without the header pays for
+ * one header lookup.
  */
-export function installIdempotency(app: FastifyInstance, service: IdempotencyService, group: GroupCommit): void {
+export function installIdempotency(app: FastifyInstance, service: IdempotencyService, sqlite: Database.Database): void {
+  app.decorateRequest('uow', null as unknown as SqliteUnitOfWork)
   app.decorateRequest('idempotency', null)
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.uow = new SqliteUnitOfWork(sqlite)
+    done()
+  })
   // Keys whose first request is still running (handlers that await, e.g. a DNS check): a
-  // concurrent duplicate gets a 409 instead of running the create twice.
+  // concurrent duplicate gets a 409 instead of running the write twice.
   const inFlight = new Set<string>()
   const slot = (req: IdempotencyState) => `${req.scope}\u0000${req.key}`
 
   // preHandler: after auth (scope) and body validation (hash of the parsed body).
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+  const preHandler = (status: number) => async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = request.headers[HEADER]
     if (raw === undefined) return
     const key = Array.isArray(raw) ? raw[0] : raw
     if (!key || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters.')
     const req: IdempotencyState = {
-      service,
       scope: request.agentId || 'admin',
       agentId: request.agentId || null,
       key,
       method: request.method,
       path: request.url.split('?')[0] ?? request.url,
       bodyHash: hashBody(request.body),
+      status,
     }
     const found = service.lookup(req)
     if (found.kind === 'mismatch') {
@@ -68,26 +78,35 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
     if (inFlight.has(slot(req))) throw conflict('A request with this Idempotency-Key is still in progress; retry shortly.')
     inFlight.add(slot(req))
     request.idempotency = req
+    request.uow.also((result) => {
+      // Serialized as the route will send it (fast-json-stringify for its success status: a string).
+      const before = reply.statusCode
+      const body = String(reply.code(status).serialize(result))
+      reply.code(before)
+      const { status: _status, ...record } = req
+      service.save(record, status, body)
+      req.stored = body
+    })
   }
 
   // onResponse runs after errors too; onRequestAbort covers clients that hang up.
   const release = async (request: FastifyRequest) => {
     if (request.idempotency) inFlight.delete(slot(request.idempotency))
   }
+  // The stored string is what a replay will send: send exactly it now too.
   const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const req = request.idempotency
-    if (req && req.stored === undefined && reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
-      service.save(req, reply.statusCode, payload)
-      if (group.open) await group.committed()
-    }
-    return payload
+    if (req?.stored === undefined || reply.statusCode !== req.status) return payload
+    reply.type('application/json; charset=utf-8')
+    return req.stored
   }
 
   // Must be installed before the routes are registered: onRoute sees only routes added after it.
   app.addHook('onRoute', (route: RouteOptions) => {
     if (!route.config?.idempotent) return
-    // Route-level hooks run after the global ones (auth), as the global preHandler did.
-    route.preHandler = [preHandler, ...asArray(route.preHandler)]
+    const status = successStatus(route)
+    // Route-level hooks run after the global ones (auth).
+    route.preHandler = [preHandler(status), ...asArray(route.preHandler)]
     route.onSend = [onSend, ...asArray(route.onSend)]
     route.onResponse = [release, ...asArray(route.onResponse)]
     route.onRequestAbort = [release, ...asArray(route.onRequestAbort)]
@@ -96,44 +115,4 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
 
 function asArray<T>(hook: T | T[] | undefined): T[] {
   return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]
-}
-
-/**
- * For a handler whose write is group-committed: a callback to run inside that write's
- * transaction, which stores the response it will send (serialized by the route's schema for
- * `status`) with the write, so the record commits or rolls back with it. Undefined without an
- * `Idempotency-Key`. The handler then sends `sendStored` instead of the value.
- */
-export function storeWithWrite(request: FastifyRequest, reply: FastifyReply, status: number): ((value: unknown) => void) | undefined {
-  const req = request.idempotency
-  if (req === null) return undefined
-  return (value) => {
-    // The route serializers are fast-json-stringify: always a string.
-    const body = String(reply.code(status).serialize(value))
-    req.service.save(req, status, body)
-    req.stored = body
-  }
-}
-
-/** Sends `value`, or the exact body `storeWithWrite` stored for this request. */
-export function sendStored(request: FastifyRequest, reply: FastifyReply, status: number, value: unknown): FastifyReply {
-  const stored = request.idempotency?.stored
-  reply.code(status)
-  return stored === undefined ? reply.send(value) : reply.type('application/json; charset=utf-8').send(stored)
-}
-
-/**
- * Runs a synchronous create and, with an `Idempotency-Key`, stores its response in the same
- * transaction, so a crash can never leave the one without the other; sends the result.
- */
-export function sendCreated<T>(request: FastifyRequest, reply: FastifyReply, status: number, create: () => T): FastifyReply {
-  const store = storeWithWrite(request, reply, status)
-  const value = store === undefined
-    ? create()
-    : request.idempotency!.service.transaction(() => {
-        const created = create()
-        store(created)
-        return created
-      })
-  return sendStored(request, reply, status, value)
 }

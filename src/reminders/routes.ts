@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { sendCreated } from '../idempotency/plugin.js'
 import { parseIsoInstant } from './occurrences.js'
 import { fieldPath } from '../errors.js'
 import type { ReminderSearch } from './search.js'
@@ -33,7 +32,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       config: { idempotent: true },
       schema: { tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
     },
-    async (request, reply) => sendCreated(request, reply, 201, () => reminders.create(request.agentId, request.body)),
+    async (request, reply) => reply.code(201).send(request.uow.run(() => reminders.create(request.agentId, request.body))),
   )
 
   app.get(

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { SessionsService } from './service.js'
-import { sendStored, storeWithWrite } from '../idempotency/plugin.js'
 import { NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   DriftCheck,
@@ -40,11 +39,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: DriftCheck, ...problemResponses },
       },
     },
-    async (request, reply) => {
-      const { action, step_number } = request.body
-      const result = await sessions.driftCheck(request.agentId, request.params.id, action, step_number, storeWithWrite(request, reply, 200))
-      return sendStored(request, reply, 200, result)
-    },
+    async (request) => sessions.driftCheck(request.agentId, request.params.id, request.body.action, request.body.step_number, request.uow),
   )
 
   app.get(

@@ -3,7 +3,7 @@ import { isoAt } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftSeverity } from '../engine/goal-dna.js'
 import type { GoalState, StepVerification } from '../engine/goal-tracker.js'
 import type { SessionConfig, SessionConfigInput } from '../engine/session-config.js'
-import type { DriftEventRow, SessionMetaRow, StepRow } from './repository.js'
+import type { DriftEventRow, SessionRow, StepRow } from './repository.js'
 
 export type SessionStatus = 'active' | 'archived'
 
@@ -35,7 +35,7 @@ export interface StepLogEntry {
   created_at: string
 }
 
-export function toSession(row: SessionMetaRow): Session {
+export function toSession(row: SessionRow): Session {
   return {
     id: row.id,
     goal: row.goal,

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from './service.js'
-import { sendCreated, sendStored, storeWithWrite } from '../idempotency/plugin.js'
 import { NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   CreateSessionBody,
@@ -33,7 +32,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 201: Session, ...problemResponses },
       },
     },
-    async (request, reply) => sendCreated(request, reply, 201, () => sessions.create(request.agentId, request.body)),
+    async (request, reply) => reply.code(201).send(sessions.create(request.agentId, request.body, request.uow)),
   )
 
   app.get(
@@ -127,8 +126,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       },
     },
     async (request, reply) => {
-      const result = await sessions.step(request.agentId, request.params.id, request.body, storeWithWrite(request, reply, 201))
-      return sendStored(request, reply, 201, result)
+      const result = await sessions.step(request.agentId, request.params.id, request.body, request.uow)
+      return reply.code(201).send(result)
     },
   )
 

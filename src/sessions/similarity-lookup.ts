@@ -6,7 +6,7 @@
 import type { DriftCheck } from '../engine/goal-dna.js'
 import type { GoalSession } from '../engine/goal-session.js'
 import type { EmbeddingSimilarity, GoalEmbeddings } from '../providers/embeddings.js'
-import type { SessionMetaRow } from './repository.js'
+import type { SessionRow } from './repository.js'
 
 /** A provider answer for an action, and the goal it was computed against. */
 export interface LookedUp {
@@ -16,12 +16,12 @@ export interface LookedUp {
 
 export const NO_PROVIDER = 'no embeddings provider configured (GOALKEEPER_EMBEDDINGS_URL)'
 
-export function usesEmbeddings(meta: Pick<SessionMetaRow, 'config'>): boolean {
+export function usesEmbeddings(meta: Pick<SessionRow, 'config'>): boolean {
   return (JSON.parse(meta.config) as { similarity?: string }).similarity === 'embeddings'
 }
 
 /** Asks the provider when the session uses embeddings and one is configured; never throws. */
-export async function lookUp(embeddings: GoalEmbeddings | undefined, meta: Pick<SessionMetaRow, 'config' | 'goal'>, text: string): Promise<LookedUp | undefined> {
+export async function lookUp(embeddings: GoalEmbeddings | undefined, meta: Pick<SessionRow, 'config' | 'goal'>, text: string): Promise<LookedUp | undefined> {
   if (embeddings === undefined || !usesEmbeddings(meta)) return undefined
   return { goal: meta.goal, outcome: await embeddings.similarity(meta.goal, text) }
 }

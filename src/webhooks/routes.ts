@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { WebhooksService } from './service.js'
-import { sendStored, storeWithWrite } from '../idempotency/plugin.js'
 import { Body, Id, ListOf, PaginationQuery, problemResponses, Timestamp } from '../schemas.js'
 
 const EventType = Type.Union([
@@ -65,8 +64,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
       },
     },
     async (request, reply) => {
-      const created = await webhooks.create(request.agentId, request.body, storeWithWrite(request, reply, 201))
-      return sendStored(request, reply, 201, created)
+      const created = await webhooks.create(request.agentId, request.body, request.uow)
+      return reply.code(201).send(created)
     },
   )
 

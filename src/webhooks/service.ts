@@ -1,4 +1,5 @@
 import { and, desc, eq, gt, isNull, lt } from 'drizzle-orm'
+import { SqliteUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
 import type { DbHandle } from '../db/client.js'
 import { webhookAttempts, webhookDeliveries, webhooks } from '../db/schema/webhooks.js'
 import { isoAt, type Clock } from '../engine/clock.js'
@@ -85,19 +86,16 @@ export class WebhooksService {
     return r
   }
 
-  /**
-   * Checks the URL (DNS included), then inserts. `onCreated` runs in the insert's transaction, so
-   * whatever it writes (an idempotency record) commits or rolls back with the webhook.
-   */
+  /** Checks the URL (DNS included), then inserts in `uow` (with the request's idempotency record, if any). */
   async create(
     agentId: string,
     input: { url: string; event_types?: EventType[] | undefined; description?: string | undefined },
-    onCreated?: (created: WebhookView & { secret: string }) => void,
+    uow: UnitOfWork = new SqliteUnitOfWork(this.handle.sqlite),
   ): Promise<WebhookView & { secret: string }> {
     await assertWebhookUrl(input.url, this.settings.allowPrivateUrls)
     const now = this.clock()
     const secret = generateSecret()
-    return this.handle.sqlite.transaction(() => {
+    return uow.run(() => {
       const r = this.handle.db
         .insert(webhooks)
         .values({
@@ -112,10 +110,8 @@ export class WebhooksService {
         })
         .returning()
         .get()
-      const created = { ...view(r), secret }
-      onCreated?.(created)
-      return created
-    })()
+      return { ...view(r), secret }
+    })
   }
 
   list(agentId: string, opts: { limit: number; cursor?: string | undefined }): ListPage<WebhookView> {

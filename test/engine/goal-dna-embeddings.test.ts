@@ -3,7 +3,7 @@ import { embeddingCosine, EmbeddingError, parseEmbeddings } from '../../src/engi
 import { GoalDNA } from '../../src/engine/goal-dna.js'
 import { GoalSession } from '../../src/engine/goal-session.js'
 import { resolveSessionConfig } from '../../src/engine/session-config.js'
-import { journalOrder } from '../../src/sessions/ops.js'
+import { journalOrder } from '../../src/sessions/legacy-journal.js'
 
 const GOAL = 'Build a REST API for user management with authentication'
 

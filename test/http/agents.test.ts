@@ -174,10 +174,11 @@ describe('Idempotency-Key', () => {
     const { app, createAgent } = await buildTestApp()
     const a = await createAgent('a')
     let runs = 0
-    app.post('/v1/slow-create', { config: { idempotent: true } }, async (_request, reply) => {
+    app.post('/v1/slow-create', { config: { idempotent: true } }, async (request, reply) => {
       runs++
       await new Promise((r) => setTimeout(r, 50))
-      return reply.code(201).send({ id: `thing_${runs}` })
+      // An idempotent route runs its write in the request's unit of work, which stores the record.
+      return reply.code(201).send(request.uow.run(() => ({ id: `thing_${runs}` })))
     })
     const headers = { ...a.headers, 'idempotency-key': 'same' }
     const [first, second] = await Promise.all([

@@ -140,7 +140,7 @@ function routes(w: World): FuzzRoute[] {
   ]
 }
 
-it('random reminder, settings and turn requests never cause a 5xx, and a rejected one changes no stored data', async () => {
+it('random reminder, settings and turn requests never cause a 5xx, and a rejected one changes no stored data', { timeout: 60_000 }, async () => {
   const w = await world()
   const rejected = await fuzzRoutes(w.t, {
     routes: routes(w),

@@ -49,22 +49,6 @@ describe('server start', () => {
     await app.close()
   })
 
-  it('with GOALKEEPER_WAL_CHECKPOINT=worker, a worker copies the WAL into the database file; by default only commits do', async () => {
-    const sizeAfterStart = async (mode: string, waitMs: number) => {
-      const db = tempDb()
-      const app = await start({ GOALKEEPER_DB: db, PORT: '0', LOG_LEVEL: 'silent', GOALKEEPER_ADMIN_TOKEN: 'admin-token-0123456789', GOALKEEPER_WAL_CHECKPOINT: mode })
-      // The migrations' pages sit in the WAL until a checkpoint copies them (SQLite's own waits for 1,000 pages).
-      const deadline = Date.now() + waitMs
-      while (statSync(db).size < 100_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
-      const size = statSync(db).size
-      await app.close()
-      expect(existsSync(`${db}-wal`)).toBe(false)
-      return size
-    }
-    expect(await sizeAfterStart('worker', 5_000)).toBeGreaterThanOrEqual(100_000)
-    expect(await sizeAfterStart('commit', 500)).toBeLessThan(100_000)
-  })
-
   it('exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
     const root = fileURLToPath(new URL('../..', import.meta.url))
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {

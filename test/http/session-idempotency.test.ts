@@ -1,5 +1,4 @@
 import { describe, expect, it, vi } from 'vitest'
-import { groupCommitOf } from '../../src/db/group-commit.js'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { createSession, RUN } from './sessions-fixtures.js'
 
@@ -57,39 +56,14 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect((await post(t, b, `/v1/sessions/${ida}/steps`, { description: RUN[0]! }, 'fresh')).statusCode).toBe(404)
   })
 
-  it('stores the record in the batch that commits the step, never after it', async () => {
-    const t = await buildTestApp()
-    const a = await t.createAgent()
-    const id = await createSession(t, a)
-    const group = groupCommitOf(t.handle.sqlite)
-    // After every batch commit, what a crash right then would leave on disk.
-    const seen: Array<{ steps: number; keys: number }> = []
-    const flush = group.flush.bind(group)
-    group.flush = () => {
-      const wasOpen = group.open
-      flush()
-      if (wasOpen) seen.push({ steps: count(t, 'steps'), keys: count(t, 'idempotency_keys') })
-    }
-    const res = await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! }, 'k')
-    expect(res.statusCode).toBe(201)
-    expect(seen).toContainEqual({ steps: 1, keys: 1 })
-    expect(seen.filter((s) => s.steps > s.keys)).toEqual([])
-  })
-
-  it('records nothing when the batch fails to commit, so a retry with the key runs the step once', async () => {
+  it('records nothing when the write fails, so a retry with the key runs the step once', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
     const id = await createSession(t, a)
     const url = `/v1/sessions/${id}/steps`
-    const db = t.handle.sqlite
-    const exec = db.exec.bind(db)
-    let failNext = true
-    const spy = vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
-      if (sql === 'COMMIT' && failNext) {
-        failNext = false
-        throw new Error('disk I/O error')
-      }
-      return exec(sql)
+    // The record is the last write of the step's transaction: its failure takes the step with it.
+    const spy = vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
+      throw new Error('disk I/O error')
     })
     const failed = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     spy.mockRestore()
@@ -154,32 +128,6 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/drift-checks', () => {
     expect((await summary(t, a, id)).dna.total_checks).toBe(1)
     expect((await post(t, a, url, { action: 'something else' }, 'dc-1')).statusCode).toBe(409)
     expect((await summary(t, a, id)).dna.total_checks).toBe(1)
-  })
-})
-
-describe('Idempotency-Key records saved in onSend', () => {
-  it('are committed before the reply goes out even when the save joined a later batch', async () => {
-    const t = await buildTestApp()
-    const a = await t.createAgent()
-    const group = groupCommitOf(t.handle.sqlite)
-    // A global onSend hook added after the app's group-commit hook: it opens a fresh batch (as a
-    // concurrent request's write would) after that hook has already waited.
-    t.app.addHook('onSend', async () => {
-      void group.run(() => t.handle.sqlite.prepare('SELECT 1').get())
-    })
-    let openWhenSent: boolean | undefined
-    t.app.post('/v1/plain-create', {
-      config: { idempotent: true },
-      // Route hooks run after the idempotency onSend: by then its record must be durable.
-      onSend: async (_request, _reply, payload) => {
-        openWhenSent = group.open
-        return payload
-      },
-    }, async (_request, reply) => reply.code(201).send({ id: 'x' }))
-    const res = await t.app.inject({ method: 'POST', url: '/v1/plain-create', headers: { ...a.headers, 'idempotency-key': 'k' }, payload: { x: 1 } })
-    expect(res.statusCode).toBe(201)
-    expect(openWhenSent).toBe(false)
-    expect(count(t, 'idempotency_keys')).toBe(1)
   })
 })
 

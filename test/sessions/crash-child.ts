@@ -12,6 +12,6 @@ import { CRASH_CLOCK, crashScript } from './crash-script.js'
 const handle = openDb(process.env.DB ?? '')
 runMigrations(handle)
 handle.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_1', 'a', 0)").run()
-const svc = new SessionsService({ handle, clock: CRASH_CLOCK, metrics: createMetrics() })
+const svc = new SessionsService({ sqlite: handle.sqlite, clock: CRASH_CLOCK, metrics: createMetrics() })
 const id = await crashScript(svc)
 process.stdout.write(JSON.stringify({ id }), () => process.kill(process.pid, 'SIGKILL'))

@@ -9,7 +9,6 @@ import { runMigrations } from '../../src/db/migrate.js'
 import { createMetrics } from '../../src/metrics.js'
 import { SessionsService } from '../../src/sessions/service.js'
 import { CRASH_CLOCK, crashScript } from './crash-script.js'
-import { journalEntries } from './journal-rows.js'
 
 const CHILD = fileURLToPath(new URL('./crash-child.ts', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'gk-session-crash-'))
@@ -35,13 +34,12 @@ it('a session killed (SIGKILL) with journaled ops past its snapshot continues ex
 
   const handle = openDb(file)
   runMigrations(handle)
-  expect(journalEntries(handle.sqlite, id)).toBeGreaterThan(0)
-  const resumedSvc = new SessionsService({ handle, clock: CRASH_CLOCK, metrics: createMetrics() })
+  const resumedSvc = new SessionsService({ sqlite: handle.sqlite, clock: CRASH_CLOCK, metrics: createMetrics() })
 
   const straightHandle = openDb(':memory:')
   runMigrations(straightHandle)
   straightHandle.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_1', 'a', 0)").run()
-  const straightSvc = new SessionsService({ handle: straightHandle, clock: CRASH_CLOCK, metrics: createMetrics() })
+  const straightSvc = new SessionsService({ sqlite: straightHandle.sqlite, clock: CRASH_CLOCK, metrics: createMetrics() })
   const sid = await crashScript(straightSvc)
 
   const resumed = await resumedSvc.step('agt_1', id, { description: 'write tests for the auth endpoints' })

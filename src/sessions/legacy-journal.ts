@@ -1,12 +1,14 @@
 /**
- * The journaled session operations: small, deterministic inputs that the live request and the
- * replay after a restart apply through the same `applyOp`, at the same (recorded) clock reading,
- * so a session rebuilt from its snapshot plus journal equals the one that served the requests.
+ * Databases written before every session write took a full snapshot hold a journal past each
+ * snapshot: `session_ops` rows and the step rows after it. `foldLegacyJournals` replays them once,
+ * at start, through the same engine calls they were recorded with (at the clock reading each ran
+ * at), and writes the snapshot they lead to. `PRAGMA user_version` 1 marks a database as folded.
  */
+import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
 import type { DriftCheck } from '../engine/goal-dna.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
-import type { GoalSession, RecitationContext, ReminderOverrides, SessionEvent, StepResult, WithEvents } from '../engine/goal-session.js'
+import { GoalSession, type GoalSessionJSON, type RecitationContext, type ReminderOverrides, type SessionEvent, type StepResult, type WithEvents } from '../engine/goal-session.js'
 import type { GoalState } from '../engine/goal-tracker.js'
 
 export type SessionOp =
@@ -34,7 +36,7 @@ export interface OpResults {
 
 export type OpOf<K extends SessionOp['kind']> = Extract<SessionOp, { kind: K }>
 
-/** A reminder built without a write of its own (see SessionEngineStore.remind), at its clock reading. */
+/** A reminder journaled without a write of its own, at its clock reading. */
 export interface DeferredReminder {
   at: number
   turn: number
@@ -64,19 +66,6 @@ export function journalOrder(
   }
   if (steps.length > 0) entries.sort((a, b) => a.version - b.version)
   return entries
-}
-
-/**
- * The op as journaled: a drift check carries the score it used, so a later scorer (a new version of
- * `enhanced`) cannot change what a replay rebuilds. An `embeddings` check that fell back is left
- * without one: its replay scores it with `enhanced` again, as it was (steps follow the same rule,
- * session-store.ts `journalSteps`).
- */
-export function journaled<K extends SessionOp['kind']>(op: OpOf<K>, result: OpResults[K]): OpOf<K> {
-  const o = op as SessionOp
-  if (o.kind !== 'drift_check') return op
-  const { result: check } = result as OpResults['drift_check']
-  return check.similarity_mode === 'enhanced' ? op : ({ ...o, similarity: check.similarity } as OpOf<K>)
 }
 
 /** Replays one journal row recorded at `at` on `s`, whose clock is `clock`. */
@@ -133,4 +122,39 @@ export class SessionClock {
       this.pinnedAt = outer
     }
   }
+}
+
+/** Replays every journal past its snapshot into a new snapshot, once per database. */
+export function foldLegacyJournals(sqlite: Database.Database, base: Clock): number {
+  if ((sqlite.pragma('user_version', { simple: true }) as number) >= 1) return 0
+  const pending = sqlite
+    .prepare<[], { id: string; version: number }>(
+      `SELECT s.id, s.version FROM sessions s JOIN session_snapshots p ON p.session_id = s.id
+       WHERE EXISTS (SELECT 1 FROM session_ops o WHERE o.session_id = s.id)
+          OR EXISTS (SELECT 1 FROM steps st WHERE st.session_id = s.id AND st.version > p.version)`,
+    )
+    .all()
+  const snapshot = sqlite.prepare<[string], { version: number; snapshot: string }>('SELECT version, snapshot FROM session_snapshots WHERE session_id = ?')
+  const ops = sqlite.prepare<[string, number], { version: number; at: number; op: string }>('SELECT version, at, op FROM session_ops WHERE session_id = ? AND version > ? ORDER BY version')
+  // A step replays with the score it recorded, except an embeddings fallback, scored by `enhanced` again.
+  const steps = sqlite.prepare<[string, number, number], { version: number; at: number; description: string; output: string; similarity: number | null }>(
+    `SELECT version, created_at AS at, description, output,
+            CASE WHEN drift ->> '$.similarity_mode' = 'enhanced' THEN NULL ELSE drift ->> '$.similarity' END AS similarity FROM steps
+     WHERE session_id = ? AND step_number > ? AND version > ? ORDER BY step_number`,
+  )
+  const put = sqlite.prepare('UPDATE session_snapshots SET version = ?, snapshot = ? WHERE session_id = ?')
+  const drop = sqlite.prepare('DELETE FROM session_ops WHERE session_id = ?')
+  sqlite.transaction(() => {
+    for (const { id, version } of pending) {
+      const snap = snapshot.get(id)!
+      const json = JSON.parse(snap.snapshot) as GoalSessionJSON
+      const clock = new SessionClock(base)
+      const session = GoalSession.fromJSON(json, { clock: clock.clock })
+      for (const e of journalOrder(ops.all(id, snap.version), steps.all(id, json.step_count, snap.version))) replayOp(session, clock, e.at, e.op)
+      put.run(version, JSON.stringify(session.toJSON()), id)
+      drop.run(id)
+    }
+    sqlite.pragma('user_version = 1')
+  })()
+  return pending.length
 }

@@ -1,0 +1,49 @@
+import type Database from 'better-sqlite3'
+import { perConnection } from './lazy-statement.js'
+
+/**
+ * One request's write: a service runs its statements through `run`, and whatever else must commit
+ * with them (the request's idempotency record, written by the idempotency plugin through `also`)
+ * runs with the result inside the same transaction. Either all of it commits or none does.
+ */
+export interface UnitOfWork {
+  run<T>(fn: () => T): T
+}
+
+type Also = (result: unknown) => void
+type Transaction = ((fn: () => unknown) => unknown) & { immediate: (fn: () => unknown) => unknown }
+
+// better-sqlite3 builds a transaction wrapper per call of transaction(): once per connection instead.
+const transactionOf = perConnection((sqlite) => sqlite.transaction((fn: () => unknown) => fn()) as Transaction)
+
+export class SqliteUnitOfWork implements UnitOfWork {
+  private readonly sqlite: Database.Database
+  private readonly extra: Also[] = []
+
+  constructor(sqlite: Database.Database) {
+    this.sqlite = sqlite
+  }
+
+  /** `write` runs with the result of the next `run` that commits, inside its transaction. */
+  also(write: Also): void {
+    this.extra.push(write)
+  }
+
+  /**
+   * Runs `fn` and the extra writes in one transaction. IMMEDIATE takes the write lock before the
+   * first read, so no other connection's write lands between what `fn` reads and what it writes.
+   * Inside a caller's transaction it is a savepoint of it. A run that throws keeps the extra writes
+   * for the next one (a retried write).
+   */
+  run<T>(fn: () => T): T {
+    const work = () => {
+      const result = fn()
+      for (const write of this.extra) write(result)
+      return result
+    }
+    const tx = transactionOf(this.sqlite)
+    const result = (this.sqlite.inTransaction ? tx(work) : tx.immediate(work)) as T
+    this.extra.length = 0
+    return result
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Load → engine → persist for goal sessions. A write runs in the caller's unit of work: it reads
+ * the row's key (agent, status, version), takes the hydrated session for that version, runs the
+ * engine, and writes the new state with its full snapshot, checked against the version it was
+ * computed from, together with the step row, drift events and outbox messages of the episode
+ * events. Hydrated sessions are kept in an LRU keyed by id and version: the row's version is read
+ * on every request, so a session written by another process is never served stale.
+ */
+import { LRUCache } from 'lru-cache'
+import type { UnitOfWork } from '../db/unit-of-work.js'
+import type { Clock } from '../engine/clock.js'
+import type { DriftEvent } from '../engine/goal-dna.js'
+import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type SessionEvent, type StepResult } from '../engine/goal-session.js'
+import { conflict, notFound } from '../errors.js'
+import type { Metrics } from '../metrics.js'
+import { enqueue } from '../webhooks/outbox.js'
+import type Database from 'better-sqlite3'
+import { SessionRepository, type SessionKey, type SessionRow } from './repository.js'
+
+export const SESSION_CACHE_MAX = 500
+
+/** What a mutation hands back to be written with the engine state. */
+export interface Outcome<T> {
+  result: T
+  events?: SessionEvent[]
+  drift_events?: DriftEvent[]
+  /** A step's input, recorded as its row of the step log. */
+  step?: { description: string; output: string; result: StepResult }
+}
+
+/** The version check failed: another writer committed first. */
+export class LostRace extends Error {
+  constructor() {
+    super('The session changed while this request was computed; retry it.')
+    this.name = 'LostRace'
+  }
+}
+
+/** A lost race after the retries the caller allows: 409. */
+export const raceConflict = () => conflict('The session was changed concurrently; retry the request.')
+
+export function assertActive(key: SessionKey): void {
+  if (key.status === 'archived') throw conflict(`Session ${key.id} is archived; unarchive it (PATCH status: active) to change it.`)
+}
+
+interface Cached {
+  agentId: string
+  version: number
+  session: GoalSession
+}
+
+export class SessionStore {
+  readonly repo: SessionRepository
+  private readonly sqlite: Database.Database
+  private readonly clock: Clock
+  private readonly metrics: Metrics
+  private readonly engineOptions: GoalSessionOptions
+  /** Absent when caching is off (`cacheMax: 0`): every request loads its session. */
+  private readonly cache: LRUCache<string, Cached> | undefined
+
+  constructor(opts: { sqlite: Database.Database; clock: Clock; metrics: Metrics; engineOptions: GoalSessionOptions; cacheMax?: number | undefined }) {
+    this.sqlite = opts.sqlite
+    this.repo = new SessionRepository(opts.sqlite)
+    this.clock = opts.clock
+    this.metrics = opts.metrics
+    this.engineOptions = { ...opts.engineOptions, clock: opts.clock }
+    const max = opts.cacheMax ?? SESSION_CACHE_MAX
+    this.cache = max > 0 ? new LRUCache<string, Cached>({ max }) : undefined
+  }
+
+  newSession(init: ConstructorParameters<typeof GoalSession>[0]): GoalSession {
+    return new GoalSession(init, this.engineOptions)
+  }
+
+  meta(agentId: string, id: string): SessionRow {
+    const row = this.repo.meta(agentId, id)
+    if (row === undefined) throw notFound('session', id)
+    return row
+  }
+
+  key(agentId: string, id: string): SessionKey {
+    const key = this.repo.key(agentId, id)
+    if (key === undefined) throw notFound('session', id)
+    return key
+  }
+
+  /** The engine for this row's version: cached, or loaded from its snapshot. Read-only use, or inside a write. */
+  hydrate(key: SessionKey): GoalSession {
+    const hit = this.cache?.get(key.id)
+    if (hit !== undefined && hit.version === key.version && hit.agentId === key.agent_id) return hit.session
+    const { version, session } = this.load(key)
+    // A status or metadata change moves the row's version without a new snapshot. A snapshot newer
+    // than the key read before it (another process wrote in between) is used but not cached.
+    if (version <= key.version) this.cache?.set(key.id, { agentId: key.agent_id, version: key.version, session })
+    return session
+  }
+
+  /** A private copy from the stored snapshot, for work that awaits (the cached one is never touched then). */
+  load(key: SessionKey): { version: number; session: GoalSession } {
+    const snap = this.repo.snapshot(key.id)
+    if (snap === undefined) throw notFound('session', key.id)
+    return { version: snap.version, session: GoalSession.fromJSON(JSON.parse(snap.snapshot) as GoalSessionJSON, this.engineOptions) }
+  }
+
+  forget(id: string): void {
+    this.cache?.delete(id)
+  }
+
+  /** Drops every cached session of an agent (the agent was deleted with its sessions). */
+  forgetAgent(agentId: string): void {
+    for (const [id, entry] of this.cache?.entries() ?? []) if (entry.agentId === agentId) this.forget(id)
+  }
+
+  /** Runs `fn` on the session and persists its outcome in `uow`; archived sessions are read-only (409). */
+  mutate<T>(uow: UnitOfWork, agentId: string, id: string, fn: (session: GoalSession) => Outcome<T>): T {
+    try {
+      return uow.run(() => {
+        const key = this.key(agentId, id)
+        assertActive(key)
+        const session = this.hydrate(key)
+        const outcome = fn(session)
+        this.persist(key, session, outcome)
+        return outcome.result
+      })
+    } catch (err) {
+      // The cached engine may have changed before the failure, or its write rolled back: load it again.
+      this.forget(id)
+      throw err instanceof LostRace ? raceConflict() : err
+    }
+  }
+
+  /**
+   * Writes `session` (computed from `key.version`) as the next version with the outcome's rows;
+   * throws LostRace when the row has moved on. The caller holds the transaction.
+   */
+  persist<T>(key: SessionKey, session: GoalSession, outcome: Outcome<T>): void {
+    const now = this.clock()
+    const written = this.repo.writeState({
+      id: key.id,
+      agent_id: key.agent_id,
+      version: key.version,
+      goal: session.goal,
+      plan: JSON.stringify(session.plan),
+      state: JSON.stringify(session.state()),
+      snapshot: JSON.stringify(session.toJSON()),
+      updated_at: now,
+    })
+    if (!written) throw new LostRace()
+    const version = key.version + 1
+    if (outcome.step !== undefined) {
+      const { description, output, result } = outcome.step
+      this.repo.insertStep({
+        session_id: key.id,
+        step_number: result.step_number,
+        agent_id: key.agent_id,
+        description,
+        output,
+        verification: JSON.stringify(result.verification),
+        drift: JSON.stringify(result.drift),
+        recommended_action: result.verification.recommended_action,
+        created_at: now,
+        version,
+      })
+    }
+    for (const e of outcome.drift_events ?? []) {
+      this.repo.insertDriftEvent({
+        session_id: key.id,
+        agent_id: key.agent_id,
+        step_number: e.step_number,
+        similarity: e.similarity,
+        action_text: e.action_text,
+        severity: e.severity,
+        created_at: Date.parse(e.timestamp),
+      })
+      this.metrics.driftEvents.inc({ severity: e.severity })
+    }
+    for (const e of outcome.events ?? []) enqueue(this.sqlite, key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
+    this.cache?.set(key.id, { agentId: key.agent_id, version, session })
+  }
+}
