@@ -55,7 +55,7 @@ const END = '@@end-of-block'
 
 /**
  * A shell that runs blocks one after another in `dir`. curl is wrapped to add a newline after
- * each body and to print its HTTP status on stderr (`-w %{stderr}…`): the command line is as written.
+ * each body and to log its HTTP status (`-w …%{stderr}…`); the command lines run as written.
  */
 export class BlockShell {
   private readonly names = new Set<string>()
@@ -75,6 +75,7 @@ export class BlockShell {
     const state = join(this.dir, '.readme-state')
     const varsFile = join(this.dir, '.readme-vars')
     const bgFile = join(this.dir, '.readme-bg')
+    const statusFile = join(this.dir, '.readme-status')
     const names = [...this.names].join(' ')
     const script = [
       // The markers come last whatever happens, a failing command included.
@@ -84,7 +85,10 @@ export class BlockShell {
       // /dev/stderr` fails with ENXIO); a terminal or a real pipe can be.
       'exec 2> >(cat >&2)',
       `[ ! -f ${state} ] || source ${state}`,
-      `curl() { command curl -w '\\n%{stderr}${STATUS} %{http_code}\\n' "$@"; }`,
+      // curl's stderr is unbuffered, so its -w pieces are separate writes that another process
+      // writing to stderr (`tee /dev/stderr`) can split: the statuses go to a file of their own.
+      `: > ${statusFile}`,
+      `curl() { command curl -w '\\n%{stderr}${STATUS} %{http_code}\\n' "$@" 2>> ${statusFile}; }`,
       code,
       `{ declare -p ${names} 2>/dev/null || true; declare -f; } > ${state}`,
       `for v in ${names}; do printf '%s=%s\\n' "$v" "\${!v-}"; done > ${varsFile}`,
@@ -119,11 +123,13 @@ export class BlockShell {
       const eq = line.indexOf('=')
       if (eq > 0) vars[line.slice(0, eq)] = line.slice(eq + 1)
     }
+    const curlLog = readFileSync(statusFile, 'utf8')
     return {
       code: exitCode,
       stdout,
-      stderr,
-      statuses: [...stderr.matchAll(new RegExp(`${STATUS} (\\d{3})`, 'g'))].map((m) => Number(m[1])),
+      // curl's own messages (none with -s unless it fails) follow, for a failing block's report.
+      stderr: `${stderr}\n[curl]\n${curlLog}`,
+      statuses: [...curlLog.matchAll(new RegExp(`${STATUS} (\\d{3})`, 'g'))].map((m) => Number(m[1])),
       vars,
       bodies: stdout
         .split('\n')
