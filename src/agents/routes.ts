@@ -21,12 +21,12 @@ const CreatedKey = Type.Object(
 const AgentParams = Type.Object({ agent_id: Id('agt') })
 const security = [{ adminToken: [] }]
 
-/** Admin-only agent management (auth by path prefix, see src/agents/auth.ts). */
+/** Admin-only agent management: every route declares `auth: 'admin'` (see src/agents/auth.ts). */
 export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> = async (app, { agents }) => {
   app.post(
     '/agents',
     {
-      config: { idempotent: true },
+      config: { auth: 'admin', idempotent: true },
       schema: {
         tags: ['agents'],
         summary: 'Create an agent and its first API key.',
@@ -41,6 +41,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.get(
     '/agents',
     {
+      config: { auth: 'admin' },
       schema: {
         tags: ['agents'],
         summary: 'List agents, oldest first.',
@@ -55,6 +56,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.delete(
     '/agents/:agent_id',
     {
+      config: { auth: 'admin' },
       schema: {
         tags: ['agents'],
         summary: 'Delete an agent and all of its data.',
@@ -72,7 +74,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.post(
     '/agents/:agent_id/keys',
     {
-      config: { idempotent: true },
+      config: { auth: 'admin', idempotent: true },
       schema: {
         tags: ['agents'],
         summary: 'Issue another API key (existing keys keep working until deleted).',
@@ -87,6 +89,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.delete(
     '/agents/:agent_id/keys/:key_id',
     {
+      config: { auth: 'admin' },
       schema: {
         tags: ['agents'],
         summary: 'Revoke an API key.',

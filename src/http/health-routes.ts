@@ -8,13 +8,14 @@ const Status = Type.Object({ status: Type.String(), checks: Type.Optional(Type.R
 
 /** Operations endpoints: no auth, no rate limit. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DbHandle; metrics: Metrics }> = async (app, { handle, metrics }) => {
-  app.get('/healthz', { schema: { tags: ['operations'], security: [], summary: 'The process is up.', response: { 200: Status } } }, async () => ({
+  app.get('/healthz', { config: { auth: 'none' }, schema: { tags: ['operations'], security: [], summary: 'The process is up.', response: { 200: Status } } }, async () => ({
     status: 'ok',
   }))
 
   app.get(
     '/readyz',
     {
+      config: { auth: 'none' },
       schema: {
         tags: ['operations'],
         security: [],
@@ -38,6 +39,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DbHandle; metrics
   app.get(
     '/metrics',
     {
+      config: { auth: 'none' },
       schema: {
         tags: ['operations'],
         security: [],

@@ -30,7 +30,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.post(
     '/reminders',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: { tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
     },
     async (request, reply) => sendCreated(request, reply, 201, () => reminders.create(request.agentId, request.body)),
@@ -38,13 +38,14 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/reminders',
-    { schema: { tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
     async (request) => reminders.list(request.agentId, request.query),
   )
 
   app.get(
     '/reminders/due',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
@@ -62,6 +63,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.get(
     '/reminders/search',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Full-text search (BM25 over title, body, tags and pattern), best first.',
@@ -74,13 +76,14 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/reminders/:id',
-    { schema: { tags, summary: 'Get a reminder.', params: Params, response: { 200: Reminder, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Get a reminder.', params: Params, response: { 200: Reminder, ...problemResponses } } },
     async (request) => reminders.get(request.agentId, request.params.id),
   )
 
   app.patch(
     '/reminders/:id',
     {
+      config: { auth: 'agent' },
       schema: { tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: Params, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
     },
     async (request) => reminders.patch(request.agentId, request.params.id, request.body),
@@ -88,7 +91,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.delete(
     '/reminders/:id',
-    { schema: { tags, summary: 'Delete a reminder.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Delete a reminder.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
       reminders.delete(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -103,7 +106,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     }[action]
     app.post(
       `/reminders/:id/${action}`,
-      { schema: { tags, summary, params: Params, response: { 200: Reminder, ...problemResponses } } },
+      { config: { auth: 'agent' }, schema: { tags, summary, params: Params, response: { 200: Reminder, ...problemResponses } } },
       async (request) => reminders[action](request.agentId, request.params.id),
     )
   }
@@ -111,6 +114,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.post(
     '/reminders/:id/snooze',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
@@ -125,6 +129,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.get(
     '/reminders/:id/occurrences',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'The next fire times after `from` (default now), in UTC.',
@@ -138,13 +143,14 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/settings',
-    { schema: { tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
     async (request) => settings.get(request.agentId),
   )
 
   app.put(
     '/settings',
     {
+      config: { auth: 'agent' },
       schema: { tags: ['settings'], summary: 'Replace the fields given, keep the rest.', body: SettingsUpdate, response: { 200: Settings, ...problemResponses } },
     },
     async (request) => settings.put(request.agentId, request.body),
@@ -153,6 +159,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.post(
     '/turns',
     {
+      config: { auth: 'agent' },
       schema: {
         tags: ['turns'],
         summary: 'What to inject before the next LLM call: due and context-matched reminders (and session parts) within the token budget.',

@@ -31,7 +31,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.post(
     '/sessions/:id/drift-checks',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
         tags,
         summary: 'Score an action against the goal fingerprint (no LLM); records a drift event below the threshold.',
@@ -49,13 +49,14 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
 
   app.get(
     '/sessions/:id/drift/trend',
-    { schema: { tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
     async (request) => sessions.trend(request.agentId, request.params.id, request.query.window),
   )
 
   app.get(
     '/sessions/:id/drift/events',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Drift events, oldest first.',
@@ -69,25 +70,26 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
 
   app.post(
     '/sessions/:id/drift/reset',
-    { schema: { tags, summary: 'Reset the consecutive drift counter.', params, response: { 200: GoalState, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Reset the consecutive drift counter.', params, response: { 200: GoalState, ...problemResponses } } },
     async (request) => sessions.resetDrift(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/loop/reset',
-    { schema: { tags, summary: 'Forget seen step states and clear the loop flag.', params, response: { 200: GoalState, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Forget seen step states and clear the loop flag.', params, response: { 200: GoalState, ...problemResponses } } },
     async (request) => sessions.resetLoop(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/pitfalls',
-    { schema: { tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
     async (request) => sessions.addPitfall(request.agentId, request.params.id, request.body.text),
   )
 
   app.post(
     '/sessions/:id/tried-approaches',
     {
+      config: { auth: 'agent' },
       schema: { tags, summary: 'Record a tried approach (duplicates ignored).', params, body: TextBody, response: { 200: TriedApproaches, ...problemResponses } },
     },
     async (request) => sessions.addTriedApproach(request.agentId, request.params.id, request.body.text),
@@ -96,6 +98,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.get(
     '/sessions/:id/reminder',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state.',
@@ -113,6 +116,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.put(
     '/sessions/:id/context',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Set the recitation context; the fields given replace the stored ones.',
@@ -127,6 +131,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.get(
     '/sessions/:id/recitation',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'The recitation block for iteration N and whether it is due. Read-only.',
@@ -141,6 +146,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.post(
     '/sessions/:id/recitation',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Insert the recitation block before the last user message when due (or forced) and record it.',

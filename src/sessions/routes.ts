@@ -25,7 +25,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
         tags,
         summary: 'Open a goal session.',
@@ -39,6 +39,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.get(
     '/sessions',
     {
+      config: { auth: 'agent' },
       schema: { tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
     async (request) => sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
@@ -46,13 +47,14 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
 
   app.get(
     '/sessions/:id',
-    { schema: { tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
     async (request) => sessions.get(request.agentId, request.params.id),
   )
 
   app.patch(
     '/sessions/:id',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Archive or unarchive a session, or replace its metadata. Archived sessions are read-only (409).',
@@ -67,6 +69,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.delete(
     '/sessions/:id',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Delete a session with its step log and drift events.',
@@ -83,6 +86,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.put(
     '/sessions/:id/goal',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Replace the goal: new fingerprint; clears pitfalls, tried approaches and reminder history.',
@@ -97,6 +101,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.put(
     '/sessions/:id/plan',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Replace the plan (step counter back to 0).',
@@ -110,14 +115,14 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
 
   app.get(
     '/sessions/:id/summary',
-    { schema: { tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
     async (request) => sessions.summary(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/steps',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
         tags,
         summary: 'Verify a step: alignment, drift, loop and stall, and the recommended action.',
@@ -135,6 +140,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.get(
     '/sessions/:id/steps',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'The step log, oldest first (cursor: the last step_number seen).',

@@ -52,7 +52,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
         tags,
         summary: 'Subscribe an endpoint; the response carries its signing secret (shown once).',
@@ -72,19 +72,20 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/webhooks',
-    { schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
     async (request) => webhooks.list(request.agentId, request.query),
   )
 
   app.get(
     '/webhooks/:id',
-    { schema: { tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
     async (request) => webhooks.get(request.agentId, request.params.id),
   )
 
   app.patch(
     '/webhooks/:id',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Change a subscription; `status: "active"` re-enables a disabled one and resumes its held deliveries.',
@@ -103,7 +104,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.delete(
     '/webhooks/:id',
-    { schema: { tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
       webhooks.remove(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -113,6 +114,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks/:id/rotate-secret',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'New signing secret; the old one keeps signing alongside it for 24 h.',
@@ -129,6 +131,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks/:id/test',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Queue a signed `webhook.test` event for this endpoint.',
@@ -142,6 +145,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.get(
     '/webhooks/:id/deliveries',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'The attempts log of this endpoint, newest first.',
@@ -156,6 +160,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks/:id/deliveries/:message_id/retry',
     {
+      config: { auth: 'agent' },
       schema: {
         tags,
         summary: 'Deliver this message to this endpoint again now (same `webhook-id`).',

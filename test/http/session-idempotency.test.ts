@@ -169,7 +169,7 @@ describe('Idempotency-Key records saved in onSend', () => {
     })
     let openWhenSent: boolean | undefined
     t.app.post('/v1/plain-create', {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       // Route hooks run after the idempotency onSend: by then its record must be durable.
       onSend: async (_request, _reply, payload) => {
         openWhenSent = group.open
