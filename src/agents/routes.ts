@@ -28,6 +28,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
     {
       config: { auth: 'admin', idempotent: true },
       schema: {
+        operationId: 'createAgent',
         tags: ['agents'],
         summary: 'Create an agent and its first API key.',
         security,
@@ -43,6 +44,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'listAgents',
         tags: ['agents'],
         summary: 'List agents, oldest first.',
         security,
@@ -58,6 +60,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'deleteAgent',
         tags: ['agents'],
         summary: 'Delete an agent and all of its data.',
         security,
@@ -76,6 +79,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
     {
       config: { auth: 'admin', idempotent: true },
       schema: {
+        operationId: 'createApiKey',
         tags: ['agents'],
         summary: 'Issue another API key (existing keys keep working until deleted).',
         security,
@@ -91,6 +95,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
     {
       config: { auth: 'admin' },
       schema: {
+        operationId: 'revokeApiKey',
         tags: ['agents'],
         summary: 'Revoke an API key.',
         security,

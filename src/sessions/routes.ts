@@ -27,6 +27,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'createSession',
         tags,
         summary: 'Open a goal session.',
         body: CreateSessionBody,
@@ -40,14 +41,14 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     '/sessions',
     {
       config: { auth: 'agent' },
-      schema: { tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
+      schema: { operationId: 'listSessions', tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
     async (request) => sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/sessions/:id',
-    { config: { auth: 'agent' }, schema: { tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getSession', tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
     async (request) => sessions.get(request.agentId, request.params.id),
   )
 
@@ -56,6 +57,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'updateSession',
         tags,
         summary: 'Archive or unarchive a session, or replace its metadata. Archived sessions are read-only (409).',
         params: SessionParams,
@@ -71,6 +73,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'deleteSession',
         tags,
         summary: 'Delete a session with its step log and drift events.',
         params: SessionParams,
@@ -88,6 +91,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'setGoal',
         tags,
         summary: 'Replace the goal: new fingerprint; clears pitfalls, tried approaches and reminder history.',
         params: SessionParams,
@@ -103,6 +107,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'setPlan',
         tags,
         summary: 'Replace the plan (step counter back to 0).',
         params: SessionParams,
@@ -115,7 +120,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
 
   app.get(
     '/sessions/:id/summary',
-    { config: { auth: 'agent' }, schema: { tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getSessionSummary', tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
     async (request) => sessions.summary(request.agentId, request.params.id),
   )
 
@@ -124,6 +129,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'recordStep',
         tags,
         summary: 'Verify a step: alignment, drift, loop and stall, and the recommended action.',
         params: SessionParams,
@@ -142,6 +148,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'listSteps',
         tags,
         summary: 'The step log, oldest first (cursor: the last step_number seen).',
         params: SessionParams,

@@ -54,6 +54,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'createWebhook',
         tags,
         summary: 'Subscribe an endpoint; the response carries its signing secret (shown once).',
         body: Body({
@@ -72,13 +73,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/webhooks',
-    { config: { auth: 'agent' }, schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'listWebhooks', tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
     async (request) => webhooks.list(request.agentId, request.query),
   )
 
   app.get(
     '/webhooks/:id',
-    { config: { auth: 'agent' }, schema: { tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getWebhook', tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
     async (request) => webhooks.get(request.agentId, request.params.id),
   )
 
@@ -87,6 +88,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'updateWebhook',
         tags,
         summary: 'Change a subscription; `status: "active"` re-enables a disabled one and resumes its held deliveries.',
         params: Params,
@@ -104,7 +106,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.delete(
     '/webhooks/:id',
-    { config: { auth: 'agent' }, schema: { tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'deleteWebhook', tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
       webhooks.remove(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -116,6 +118,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'rotateWebhookSecret',
         tags,
         summary: 'New signing secret; the old one keeps signing alongside it for 24 h.',
         params: Params,
@@ -133,6 +136,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'testWebhook',
         tags,
         summary: 'Queue a signed `webhook.test` event for this endpoint.',
         params: Params,
@@ -147,6 +151,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags,
         summary: 'The attempts log of this endpoint, newest first.',
         params: Params,
@@ -162,6 +167,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
     {
       config: { auth: 'agent' },
       schema: {
+        operationId: 'retryWebhookDelivery',
         tags,
         summary: 'Deliver this message to this endpoint again now (same `webhook-id`).',
         params: Type.Object({ id: Id('whk'), message_id: Id('msg') }),
