@@ -14,6 +14,7 @@ import { notFound } from './plugins/not-found.js'
 import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
 import { problemJson, sendFrameworkError } from './plugins/problem-json.js'
 import { rateLimiting } from './plugins/rate-limit.js'
+import { genReqId, requestId } from './plugins/request-id.js'
 import { validatorFactory } from './validation.js'
 import { agentRoutes } from '../agents/routes.js'
 import { healthRoutes } from './health-routes.js'
@@ -56,6 +57,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
+    // The caller's x-request-id when acceptable, else a UUID; logged as reqId (plugins/request-id.ts).
+    genReqId,
     // A bad percent-encoding or an over-long path segment is answered by the router itself.
     frameworkErrors: sendFrameworkError,
     // Bodies are validated strictly, query strings / params / headers with coercion (validation.ts).
@@ -68,6 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // Named plugins; each declares the ones it needs before it (fastify-plugin checks at start-up).
   await app.register(problemJson)
+  await app.register(requestId)
   await app.register(httpMetrics, { metrics })
   await app.register(auth, { adminToken: deps.config.adminToken, agents: services.agents, publicPluginPrefixes: [DOCS_PREFIX] })
   await app.register(rateLimiting, { perMinute: deps.config.rateLimitPerMinute })

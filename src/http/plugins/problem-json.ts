@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { AppError, type FieldError } from '../../errors.js'
 import { Problem, type ProblemBody } from '../../schemas.js'
 import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from '../validation.js'
+import { REQUEST_ID_HEADER } from './request-id.js'
 
 const PROBLEM_TYPE = 'application/problem+json'
 
@@ -98,6 +99,8 @@ export const problemJson = fp(
  * length limit). Without it they leave as Fastify's own application/json body.
  */
 export function sendFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // No hook has run, the request-id plugin's included.
+  void reply.header(REQUEST_ID_HEADER, request.id)
   const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400
   send(reply, problem(request, status, statusSlug(status), err.message))
 }
