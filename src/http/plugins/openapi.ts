@@ -2,12 +2,12 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 
-/** Where Swagger UI is served. */
+/** Where Swagger UI is served; `GET /` leads there. */
 export const DOCS_PREFIX = '/docs'
 
 /**
  * The OpenAPI document (collected from the routes' schemas, so registered before any route), Swagger
- * UI under DOCS_PREFIX and the document as JSON at /openapi.json.
+ * UI under DOCS_PREFIX, the document as JSON at /openapi.json, and `GET /` redirecting to the UI.
  * After auth, so its onRoute check sees these routes too (swagger-ui's own count as 'none', see
  * `publicPluginPrefixes` in src/agents/auth.ts).
  */
@@ -43,6 +43,7 @@ export const openApi = fp<{ version: string }>(
     })
     await app.register(swaggerUi, { routePrefix: DOCS_PREFIX })
     app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () => app.swagger())
+    app.get('/', { config: { auth: 'none' }, schema: { hide: true } }, async (_request, reply) => reply.redirect(DOCS_PREFIX, 302))
   },
   { name: 'openapi', fastify: '5.x', dependencies: ['problem-json', 'auth'] },
 )
