@@ -1,7 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
 import { forbidden, unauthorized } from '../errors.js'
 import type { AgentsService } from './service.js'
+
+/** Who may call a route: the admin token, an agent API key, or anyone. */
+export type RouteAuth = 'admin' | 'agent' | 'none'
+const KINDS: readonly unknown[] = ['admin', 'agent', 'none'] satisfies RouteAuth[]
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,13 +16,22 @@ declare module 'fastify' {
     isAdmin: boolean
   }
   interface FastifyContextConfig {
-    /** Create endpoints: honour `Idempotency-Key` (see src/idempotency/plugin.ts). */
-    idempotent?: boolean
+    /** Required on every route: a route without it fails the app at start-up (see `auth`). */
+    auth?: RouteAuth
   }
 }
 
-/** Admin-only paths; every other `/v1` path needs an agent API key. */
-export const ADMIN_PREFIX = '/v1/agents'
+export interface AuthOptions {
+  adminToken: string | undefined
+  agents: AgentsService
+  /**
+   * Prefixes of plugins that register routes of their own with no way to declare auth
+   * (swagger-ui's page and static assets): their routes count as 'none'. Matched against the
+   * prefix the route was registered under, not its URL, so a route added by hand at the same
+   * path still needs a declaration.
+   */
+  publicPluginPrefixes?: string[]
+}
 
 const NO_ADMIN_TOKEN =
   'Admin routes are disabled because GOALKEEPER_ADMIN_TOKEN is not set. Set it (16+ characters) and restart.'
@@ -32,22 +46,25 @@ function bearer(request: FastifyRequest): string | undefined {
 const sha256 = (s: string) => createHash('sha256').update(s).digest()
 
 /**
- * Authenticates every `/v1` route by its path: `/v1/agents*` needs the admin token, the rest an
- * agent key (sets `request.agentId`). Unknown routes fall through to the 404 handler untouched.
+ * Authentication declared per route, `config: { auth: 'admin' | 'agent' | 'none' }`: admin routes
+ * need the admin token, agent routes an agent API key (sets `request.agentId`). A route registered
+ * without a declaration throws here, so the app fails at start-up instead of serving it open.
+ *
+ * The check is an onRequest hook put first on each admin or agent route (through `onRoute`), so
+ * public routes pay nothing and unknown routes fall through to the 404 handler untouched. Register
+ * before every route: onRoute sees only routes added after it.
  */
-export function installAuth(app: FastifyInstance, opts: { adminToken: string | undefined; agents: AgentsService }): void {
-  const adminHash = opts.adminToken ? sha256(opts.adminToken) : undefined
-  // Hashing both sides gives equal lengths, so the compare is constant-time whatever was sent.
-  const isAdminToken = (token: string) => adminHash !== undefined && timingSafeEqual(sha256(token), adminHash)
+export const auth = fp<AuthOptions>(
+  (app, opts, done) => {
+    const adminHash = opts.adminToken ? sha256(opts.adminToken) : undefined
+    // Hashing both sides gives equal lengths, so the compare is constant-time whatever was sent.
+    const isAdminToken = (token: string) => adminHash !== undefined && timingSafeEqual(sha256(token), adminHash)
 
-  app.decorateRequest('agentId', '')
-  app.decorateRequest('isAdmin', false)
+    app.decorateRequest('agentId', '')
+    app.decorateRequest('isAdmin', false)
 
-  const authenticate = (request: FastifyRequest): void => {
-    const route = request.routeOptions.url
-    if (!route || !route.startsWith('/v1/')) return
-    const token = bearer(request)
-    if (route === ADMIN_PREFIX || route.startsWith(`${ADMIN_PREFIX}/`)) {
+    const admin = (request: FastifyRequest): void => {
+      const token = bearer(request)
       // Without credentials it is a 401 as everywhere; with any, the route is simply off: 403.
       if (!adminHash) throw token ? forbidden(NO_ADMIN_TOKEN) : unauthorized(NO_ADMIN_TOKEN)
       if (token && isAdminToken(token)) {
@@ -57,21 +74,51 @@ export function installAuth(app: FastifyInstance, opts: { adminToken: string | u
       if (token && opts.agents.authenticate(token)) throw forbidden('This call needs the admin token, not an agent API key.')
       throw unauthorized('Missing or invalid admin token.')
     }
-    const agentId = token ? opts.agents.authenticate(token) : undefined
-    if (agentId) {
-      request.agentId = agentId
-      return
+    const agent = (request: FastifyRequest): void => {
+      const token = bearer(request)
+      const agentId = token ? opts.agents.authenticate(token) : undefined
+      if (agentId) {
+        request.agentId = agentId
+        return
+      }
+      if (token && isAdminToken(token)) throw forbidden('The admin token manages agents; this call needs an agent API key.')
+      throw unauthorized()
     }
-    if (token && isAdminToken(token)) throw forbidden('The admin token manages agents; this call needs an agent API key.')
-    throw unauthorized()
-  }
-  // Callback style, not async: this runs on every request, and a promise per hook is measurable.
-  app.addHook('onRequest', (request, _reply, done) => {
-    try {
-      authenticate(request)
-      done()
-    } catch (err) {
-      done(err as Error)
+    // Callback style, not async: this runs on every request, and a promise per hook is measurable.
+    const hook = (authenticate: (request: FastifyRequest) => void): onRequestHookHandler => (request, _reply, next) => {
+      try {
+        authenticate(request)
+        next()
+      } catch (err) {
+        next(err as Error)
+      }
     }
-  })
+    const hooks = { admin: hook(admin), agent: hook(agent) }
+
+    const prefixes = opts.publicPluginPrefixes ?? []
+    const underPublicPlugin = (prefix: string) => prefixes.some((p) => prefix === p || prefix.startsWith(`${p}/`))
+    app.addHook('onRoute', (route) => {
+      let declared = route.config?.auth
+      if (declared === undefined && underPublicPlugin(route.prefix)) {
+        declared = 'none'
+        route.config = { ...route.config, auth: declared }
+      }
+      if (!KINDS.includes(declared)) {
+        const method = Array.isArray(route.method) ? route.method.join(',') : route.method
+        throw new Error(
+          `Route ${method} ${route.url} ${declared === undefined ? 'declares no auth' : `declares an unknown auth ${JSON.stringify(declared)}`}: ` +
+            "add config: { auth: 'admin' | 'agent' | 'none' } to its options.",
+        )
+      }
+      if (declared === 'none') return
+      // First among the route's onRequest hooks: the rate limiter's, added after, keys on the agent.
+      route.onRequest = [hooks[declared as 'admin' | 'agent'], ...asArray(route.onRequest)]
+    })
+    done()
+  },
+  { name: 'auth', fastify: '5.x', dependencies: ['problem-json'] },
+)
+
+function asArray<T>(hook: T | T[] | undefined): T[] {
+  return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]
 }

@@ -20,13 +20,14 @@ const CreatedKey = Type.Object(
 const AgentParams = Type.Object({ agent_id: Id('agt') })
 const security = [{ adminToken: [] }]
 
-/** Admin-only agent management (auth by path prefix, see src/agents/auth.ts). */
+/** Admin-only agent management: every route declares `auth: 'admin'` (see src/agents/auth.ts). */
 export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> = async (app, { agents }) => {
   app.post(
     '/agents',
     {
-      config: { idempotent: true },
+      config: { auth: 'admin', idempotent: true },
       schema: {
+        operationId: 'createAgent',
         tags: ['agents'],
         summary: 'Create an agent and its first API key.',
         security,
@@ -40,7 +41,9 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.get(
     '/agents',
     {
+      config: { auth: 'admin' },
       schema: {
+        operationId: 'listAgents',
         tags: ['agents'],
         summary: 'List agents, oldest first.',
         security,
@@ -54,7 +57,9 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.delete(
     '/agents/:agent_id',
     {
+      config: { auth: 'admin' },
       schema: {
+        operationId: 'deleteAgent',
         tags: ['agents'],
         summary: 'Delete an agent and all of its data.',
         security,
@@ -71,8 +76,9 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.post(
     '/agents/:agent_id/keys',
     {
-      config: { idempotent: true },
+      config: { auth: 'admin', idempotent: true },
       schema: {
+        operationId: 'createApiKey',
         tags: ['agents'],
         summary: 'Issue another API key (existing keys keep working until deleted).',
         security,
@@ -86,7 +92,9 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
   app.delete(
     '/agents/:agent_id/keys/:key_id',
     {
+      config: { auth: 'admin' },
       schema: {
+        operationId: 'revokeApiKey',
         tags: ['agents'],
         summary: 'Revoke an API key.',
         security,

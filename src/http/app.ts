@@ -1,18 +1,19 @@
 import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import rateLimit from '@fastify/rate-limit'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
 import type { DbHandle } from '../db/client.js'
 import { wallClock, type Clock } from '../engine/clock.js'
-import { tooMany } from '../errors.js'
 import { createMetrics, type Metrics } from '../metrics.js'
 import { createServices, type Services } from '../services.js'
-import { installAuth } from '../agents/auth.js'
-import { installErrorHandlers, installNotFoundHandler, sendFrameworkError } from './errors.js'
-import { installIdempotency } from '../idempotency/plugin.js'
+import { auth } from '../agents/auth.js'
+import { idempotency } from '../idempotency/plugin.js'
+import { httpMetrics } from './plugins/metrics.js'
+import { notFound } from './plugins/not-found.js'
+import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
+import { problemJson, sendFrameworkError } from './plugins/problem-json.js'
+import { rateLimiting } from './plugins/rate-limit.js'
+import { genReqId, requestId } from './plugins/request-id.js'
 import { validatorFactory } from './validation.js'
 import { agentRoutes } from '../agents/routes.js'
 import { healthRoutes } from './health-routes.js'
@@ -20,7 +21,6 @@ import { sessionGuidanceRoutes } from '../sessions/guidance-routes.js'
 import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
-import { Problem } from '../schemas.js'
 
 export interface AppDeps {
   config: Config
@@ -56,6 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
+    // The caller's x-request-id when acceptable, else a UUID; logged as reqId (plugins/request-id.ts).
+    genReqId,
     // A bad percent-encoding or an over-long path segment is answered by the router itself.
     frameworkErrors: sendFrameworkError,
     // Bodies are validated strictly, query strings / params / headers with coercion (validation.ts).
@@ -65,69 +67,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // onClose hooks run last-added first: added before anything else, this one runs after the
   // scheduler, dispatcher and others have stopped, so they can still use the database.
   if (deps.closeHandleOnClose) app.addHook('onClose', async () => deps.handle.close())
-  installErrorHandlers(app)
-  app.addSchema(Problem)
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'goalkeeper',
-        version: PACKAGE_VERSION,
-        description: 'Keeps long-running LLM agents on their goal. Errors are RFC 9457 application/problem+json.',
-      },
-      tags: [
-        { name: 'agents', description: 'Admin: agents and API keys' },
-        { name: 'operations', description: 'Health, readiness, metrics' },
-        { name: 'sessions', description: 'Goal sessions: step verdicts, drift checks, reminders, recitation' },
-        { name: 'reminders', description: 'Scheduled, recurring and context-triggered reminders' },
-        { name: 'settings', description: 'Per-agent timezone, quiet hours, quota and turn budget' },
-        { name: 'turns', description: 'What to inject before the next LLM call' },
-        { name: 'webhooks', description: 'Webhook subscriptions and signed delivery (Standard Webhooks v1)' },
-      ],
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'An agent API key (gk_…).' },
-          adminToken: { type: 'http', scheme: 'bearer', description: 'GOALKEEPER_ADMIN_TOKEN.' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
-    // Keep registered schema names (Problem, …) as component names instead of def-N.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-  })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  // Named plugins; each declares the ones it needs before it (fastify-plugin checks at start-up).
+  await app.register(problemJson)
+  await app.register(requestId)
+  await app.register(httpMetrics, { metrics })
+  await app.register(auth, { adminToken: deps.config.adminToken, agents: services.agents, publicPluginPrefixes: [DOCS_PREFIX] })
+  await app.register(rateLimiting, { perMinute: deps.config.rateLimitPerMinute })
+  await app.register(notFound)
+  await app.register(openApi, { version: PACKAGE_VERSION })
 
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    metrics.httpDuration.observe(
-      { method: request.method, route, status_code: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    )
-    done()
-  })
-
-  installAuth(app, { adminToken: deps.config.adminToken, agents: services.agents })
-  if (deps.config.rateLimitPerMinute > 0) {
-    await app.register(rateLimit, {
-      global: true,
-      // Route-level onRequest hooks run after the global auth hook, so agentId is known here.
-      hook: 'onRequest',
-      max: deps.config.rateLimitPerMinute,
-      timeWindow: 60_000,
-      allowList: (request) => !request.url.startsWith('/v1/'),
-      keyGenerator: (request) => request.agentId || (request.isAdmin ? 'admin' : `ip:${request.ip}`),
-      errorResponseBuilder: (_request, context) =>
-        tooMany(`Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),
-    })
-    // Unknown paths count whatever their prefix (the allow list only spares the known operations
-    // routes), in their own bucket per caller: on a 404 no auth ran, so that is per IP.
-    installNotFoundHandler(app, app.rateLimit({ allowList: () => false }))
-  } else {
-    installNotFoundHandler(app)
-  }
-  installIdempotency(app, services.idempotency, deps.handle.sqlite)
+  await app.register(idempotency, { service: services.idempotency, sqlite: deps.handle.sqlite })
 
   await app.register(healthRoutes, { handle: deps.handle, metrics })
   await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })
@@ -141,7 +91,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     turns: services.turns,
   })
   await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
-  // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }).
+  // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }),
+  // each route declaring config.auth (auth refuses a route without it).
 
   return Object.assign(app as unknown as FastifyInstance, { services, metrics })
 }

@@ -8,14 +8,18 @@ const Status = Type.Object({ status: Type.String(), checks: Type.Optional(Type.R
 
 /** Operations endpoints: no auth, no rate limit. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DbHandle; metrics: Metrics }> = async (app, { handle, metrics }) => {
-  app.get('/healthz', { schema: { tags: ['operations'], security: [], summary: 'The process is up.', response: { 200: Status } } }, async () => ({
-    status: 'ok',
-  }))
+  app.get(
+    '/healthz',
+    { config: { auth: 'none' }, schema: { operationId: 'getHealth', tags: ['operations'], security: [], summary: 'The process is up.', response: { 200: Status } } },
+    async () => ({ status: 'ok' }),
+  )
 
   app.get(
     '/readyz',
     {
+      config: { auth: 'none' },
       schema: {
+        operationId: 'getReadiness',
         tags: ['operations'],
         security: [],
         summary: 'The database is reachable and every migration is applied.',
@@ -38,7 +42,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DbHandle; metrics
   app.get(
     '/metrics',
     {
+      config: { auth: 'none' },
       schema: {
+        operationId: 'getMetrics',
         tags: ['operations'],
         security: [],
         summary: 'Prometheus metrics.',

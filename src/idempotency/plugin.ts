@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import type Database from 'better-sqlite3'
 import { SqliteUnitOfWork } from '../db/unit-of-work.js'
 import { badRequest, conflict } from '../errors.js'
@@ -39,9 +40,10 @@ function successStatus(route: RouteOptions): number {
  * without the other. The same key with the same method, path and body replays the stored
  * response (header `idempotent-replayed: true`); with anything else it is a 409. Failed calls store
  * nothing, so a client may retry them with the same key. A request without the header pays for
- * one header lookup.
+ * one header lookup. Registered before the routes: it hooks the idempotent ones as they are added,
+ * after auth, whose agent scopes the keys.
  */
-export function installIdempotency(app: FastifyInstance, service: IdempotencyService, sqlite: Database.Database): void {
+export const idempotency = fp<{ service: IdempotencyService; sqlite: Database.Database }>(async (app, { service, sqlite }) => {
   app.decorateRequest('uow', null as unknown as SqliteUnitOfWork)
   app.decorateRequest('idempotency', null)
   app.addHook('onRequest', (request, _reply, done) => {
@@ -111,7 +113,7 @@ export function installIdempotency(app: FastifyInstance, service: IdempotencySer
     route.onResponse = [release, ...asArray(route.onResponse)]
     route.onRequestAbort = [release, ...asArray(route.onRequestAbort)]
   })
-}
+}, { name: 'idempotency', fastify: '5.x', dependencies: ['auth'] })
 
 function asArray<T>(hook: T | T[] | undefined): T[] {
   return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]

@@ -29,22 +29,24 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.post(
     '/reminders',
     {
-      config: { idempotent: true },
-      schema: { tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
+      config: { auth: 'agent', idempotent: true },
+      schema: { operationId: 'createReminder', tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
     },
     async (request, reply) => reply.code(201).send(request.uow.run(() => reminders.create(request.agentId, request.body))),
   )
 
   app.get(
     '/reminders',
-    { schema: { tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'listReminders', tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
     async (request) => reminders.list(request.agentId, request.query),
   )
 
   app.get(
     '/reminders/due',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'listDueReminders',
         tags,
         summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
         querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery('rem').properties }),
@@ -61,7 +63,9 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.get(
     '/reminders/search',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'searchReminders',
         tags,
         summary: 'Full-text search (BM25 over title, body, tags and pattern), best first.',
         querystring: Type.Object({ q: Type.String({ maxLength: 1000 }), limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) }),
@@ -73,21 +77,22 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/reminders/:id',
-    { schema: { tags, summary: 'Get a reminder.', params: Params, response: { 200: Reminder, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getReminder', tags, summary: 'Get a reminder.', params: Params, response: { 200: Reminder, ...problemResponses } } },
     async (request) => reminders.get(request.agentId, request.params.id),
   )
 
   app.patch(
     '/reminders/:id',
     {
-      schema: { tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: Params, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
+      config: { auth: 'agent' },
+      schema: { operationId: 'updateReminder', tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: Params, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
     },
     async (request) => reminders.patch(request.agentId, request.params.id, request.body),
   )
 
   app.delete(
     '/reminders/:id',
-    { schema: { tags, summary: 'Delete a reminder.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'deleteReminder', tags, summary: 'Delete a reminder.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
       reminders.delete(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -102,7 +107,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     }[action]
     app.post(
       `/reminders/:id/${action}`,
-      { schema: { tags, summary, params: Params, response: { 200: Reminder, ...problemResponses } } },
+      { config: { auth: 'agent' }, schema: { operationId: `${action}Reminder`, tags, summary, params: Params, response: { 200: Reminder, ...problemResponses } } },
       async (request) => reminders[action](request.agentId, request.params.id),
     )
   }
@@ -110,7 +115,9 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.post(
     '/reminders/:id/snooze',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'snoozeReminder',
         tags,
         summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
         params: Params,
@@ -124,7 +131,9 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.get(
     '/reminders/:id/occurrences',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'listReminderOccurrences',
         tags,
         summary: 'The next fire times after `from` (default now), in UTC.',
         params: Params,
@@ -137,14 +146,15 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/settings',
-    { schema: { tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getSettings', tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
     async (request) => settings.get(request.agentId),
   )
 
   app.put(
     '/settings',
     {
-      schema: { tags: ['settings'], summary: 'Replace the fields given, keep the rest.', body: SettingsUpdate, response: { 200: Settings, ...problemResponses } },
+      config: { auth: 'agent' },
+      schema: { operationId: 'updateSettings', tags: ['settings'], summary: 'Replace the fields given, keep the rest.', body: SettingsUpdate, response: { 200: Settings, ...problemResponses } },
     },
     async (request) => settings.put(request.agentId, request.body),
   )
@@ -152,7 +162,9 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
   app.post(
     '/turns',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'startTurn',
         tags: ['turns'],
         summary: 'What to inject before the next LLM call: due and context-matched reminders (and session parts) within the token budget.',
         body: TurnBody,

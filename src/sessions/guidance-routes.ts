@@ -30,8 +30,9 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.post(
     '/sessions/:id/drift-checks',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'checkDrift',
         tags,
         summary: 'Score an action against the goal fingerprint (no LLM); records a drift event below the threshold.',
         params,
@@ -44,14 +45,16 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
 
   app.get(
     '/sessions/:id/drift/trend',
-    { schema: { tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getDriftTrend', tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
     async (request) => sessions.trend(request.agentId, request.params.id, request.query.window),
   )
 
   app.get(
     '/sessions/:id/drift/events',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'listDriftEvents',
         tags,
         summary: 'Drift events, oldest first.',
         params,
@@ -64,26 +67,27 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
 
   app.post(
     '/sessions/:id/drift/reset',
-    { schema: { tags, summary: 'Reset the consecutive drift counter.', params, response: { 200: GoalState, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'resetDrift', tags, summary: 'Reset the consecutive drift counter.', params, response: { 200: GoalState, ...problemResponses } } },
     async (request) => sessions.resetDrift(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/loop/reset',
-    { schema: { tags, summary: 'Forget seen step states and clear the loop flag.', params, response: { 200: GoalState, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'resetLoop', tags, summary: 'Forget seen step states and clear the loop flag.', params, response: { 200: GoalState, ...problemResponses } } },
     async (request) => sessions.resetLoop(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/pitfalls',
-    { schema: { tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'addPitfall', tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
     async (request) => sessions.addPitfall(request.agentId, request.params.id, request.body.text),
   )
 
   app.post(
     '/sessions/:id/tried-approaches',
     {
-      schema: { tags, summary: 'Record a tried approach (duplicates ignored).', params, body: TextBody, response: { 200: TriedApproaches, ...problemResponses } },
+      config: { auth: 'agent' },
+      schema: { operationId: 'addTriedApproach', tags, summary: 'Record a tried approach (duplicates ignored).', params, body: TextBody, response: { 200: TriedApproaches, ...problemResponses } },
     },
     async (request) => sessions.addTriedApproach(request.agentId, request.params.id, request.body.text),
   )
@@ -91,7 +95,9 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.get(
     '/sessions/:id/reminder',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'getGoalReminder',
         tags,
         summary: 'Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state.',
         params,
@@ -108,7 +114,9 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.put(
     '/sessions/:id/context',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'setRecitationContext',
         tags,
         summary: 'Set the recitation context; the fields given replace the stored ones.',
         params,
@@ -122,7 +130,9 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.get(
     '/sessions/:id/recitation',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'getRecitation',
         tags,
         summary: 'The recitation block for iteration N and whether it is due. Read-only.',
         params,
@@ -136,7 +146,9 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
   app.post(
     '/sessions/:id/recitation',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'injectRecitation',
         tags,
         summary: 'Insert the recitation block before the last user message when due (or forced) and record it.',
         params,

@@ -24,8 +24,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'createSession',
         tags,
         summary: 'Open a goal session.',
         body: CreateSessionBody,
@@ -38,21 +39,24 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.get(
     '/sessions',
     {
-      schema: { tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
+      config: { auth: 'agent' },
+      schema: { operationId: 'listSessions', tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
     async (request) => sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/sessions/:id',
-    { schema: { tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getSession', tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
     async (request) => sessions.get(request.agentId, request.params.id),
   )
 
   app.patch(
     '/sessions/:id',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'updateSession',
         tags,
         summary: 'Archive or unarchive a session, or replace its metadata. Archived sessions are read-only (409).',
         params: SessionParams,
@@ -66,7 +70,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.delete(
     '/sessions/:id',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'deleteSession',
         tags,
         summary: 'Delete a session with its step log and drift events.',
         params: SessionParams,
@@ -82,7 +88,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.put(
     '/sessions/:id/goal',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'setGoal',
         tags,
         summary: 'Replace the goal: new fingerprint; clears pitfalls, tried approaches and reminder history.',
         params: SessionParams,
@@ -96,7 +104,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.put(
     '/sessions/:id/plan',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'setPlan',
         tags,
         summary: 'Replace the plan (step counter back to 0).',
         params: SessionParams,
@@ -109,15 +119,16 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
 
   app.get(
     '/sessions/:id/summary',
-    { schema: { tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getSessionSummary', tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
     async (request) => sessions.summary(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/steps',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'recordStep',
         tags,
         summary: 'Verify a step: alignment, drift, loop and stall, and the recommended action.',
         params: SessionParams,
@@ -134,7 +145,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.get(
     '/sessions/:id/steps',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'listSteps',
         tags,
         summary: 'The step log, oldest first (cursor: the last step_number seen).',
         params: SessionParams,

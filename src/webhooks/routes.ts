@@ -51,8 +51,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks',
     {
-      config: { idempotent: true },
+      config: { auth: 'agent', idempotent: true },
       schema: {
+        operationId: 'createWebhook',
         tags,
         summary: 'Subscribe an endpoint; the response carries its signing secret (shown once).',
         body: Body({
@@ -71,20 +72,22 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/webhooks',
-    { schema: { tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'listWebhooks', tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
     async (request) => webhooks.list(request.agentId, request.query),
   )
 
   app.get(
     '/webhooks/:id',
-    { schema: { tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getWebhook', tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
     async (request) => webhooks.get(request.agentId, request.params.id),
   )
 
   app.patch(
     '/webhooks/:id',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'updateWebhook',
         tags,
         summary: 'Change a subscription; `status: "active"` re-enables a disabled one and resumes its held deliveries.',
         params: Params,
@@ -102,7 +105,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.delete(
     '/webhooks/:id',
-    { schema: { tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'deleteWebhook', tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
       webhooks.remove(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -112,7 +115,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks/:id/rotate-secret',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'rotateWebhookSecret',
         tags,
         summary: 'New signing secret; the old one keeps signing alongside it for 24 h.',
         params: Params,
@@ -128,7 +133,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks/:id/test',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'testWebhook',
         tags,
         summary: 'Queue a signed `webhook.test` event for this endpoint.',
         params: Params,
@@ -141,7 +148,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.get(
     '/webhooks/:id/deliveries',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags,
         summary: 'The attempts log of this endpoint, newest first.',
         params: Params,
@@ -155,7 +164,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.post(
     '/webhooks/:id/deliveries/:message_id/retry',
     {
+      config: { auth: 'agent' },
       schema: {
+        operationId: 'retryWebhookDelivery',
         tags,
         summary: 'Deliver this message to this endpoint again now (same `webhook-id`).',
         params: Type.Object({ id: Id('whk'), message_id: Id('msg') }),

@@ -174,7 +174,7 @@ describe('Idempotency-Key', () => {
     const { app, createAgent } = await buildTestApp()
     const a = await createAgent('a')
     let runs = 0
-    app.post('/v1/slow-create', { config: { idempotent: true } }, async (request, reply) => {
+    app.post('/v1/slow-create', { config: { auth: 'agent', idempotent: true } }, async (request, reply) => {
       runs++
       await new Promise((r) => setTimeout(r, 50))
       // An idempotent route runs its write in the request's unit of work, which stores the record.

@@ -130,7 +130,7 @@ describe('a field that must be one of some values says which', () => {
   it('folds each array item on its own', async () => {
     const t = await setup()
     const Shape = Type.Union([Body({ kind: Type.Literal('dot') }), Body({ kind: Type.Literal('line'), length: Type.Number() })])
-    t.app.post('/v1/shapes', { schema: { body: Body({ shapes: Type.Array(Type.Union([Shape, Type.Null()])) }) } }, async () => ({ ok: true }))
+    t.app.post('/v1/shapes', { config: { auth: 'agent' }, schema: { body: Body({ shapes: Type.Array(Type.Union([Shape, Type.Null()])) }) } }, async () => ({ ok: true }))
     const res = await t.app.inject({ method: 'POST', url: '/v1/shapes', headers: t.a.headers, payload: { shapes: [{ kind: 'line' }, { kind: 'line' }, { kind: 'cube' }, null, 5] } })
     expect(res.statusCode).toBe(400)
     expect(res.json<Problem>().errors).toEqual([
@@ -144,7 +144,7 @@ describe('a field that must be one of some values says which', () => {
   it('keeps the cap of 20 errors, counting folded errors, and compiles nothing while answering', async () => {
     const t = await setup()
     const Letter = Type.Union([Type.Literal('a'), Type.Literal('b')])
-    t.app.post('/v1/letters', { schema: { body: Body({ xs: Type.Array(Letter) }) } }, async () => ({ ok: true }))
+    t.app.post('/v1/letters', { config: { auth: 'agent' }, schema: { body: Body({ xs: Type.Array(Letter) }) } }, async () => ({ ok: true }))
     await t.app.ready()
     const compile = vi.spyOn(Ajv.prototype, 'compile')
     try {

@@ -71,7 +71,7 @@ describe('problem+json errors', () => {
 
   it('500 hides the details', async () => {
     const { app } = await buildTestApp()
-    app.get('/boom', async () => {
+    app.get('/boom', { config: { auth: 'none' } }, async () => {
       throw new Error('secret internals')
     })
     const body = expectProblem(await app.inject({ url: '/boom' }), 500)
@@ -81,7 +81,7 @@ describe('problem+json errors', () => {
   it('429 with Retry-After once an API key spends its per-minute budget, per key', async () => {
     const { app, createAgent } = await buildTestApp({ env: { GOALKEEPER_RATE_LIMIT_PER_MINUTE: '3' } })
     // A stand-in agent route (the resource routes arrive in later slices).
-    app.get('/v1/whoami', async (request) => ({ agent_id: request.agentId }))
+    app.get('/v1/whoami', { config: { auth: 'agent' } }, async (request) => ({ agent_id: request.agentId }))
     const a = await createAgent('a')
     const b = await createAgent('b')
     for (let i = 0; i < 3; i++) {
@@ -99,7 +99,7 @@ describe('problem+json errors', () => {
 
   it('agent routes need an agent key: 401 without one, 403 with the admin token', async () => {
     const { app, adminHeaders } = await buildTestApp()
-    app.get('/v1/whoami', async (request) => ({ agent_id: request.agentId }))
+    app.get('/v1/whoami', { config: { auth: 'agent' } }, async (request) => ({ agent_id: request.agentId }))
     expectProblem(await app.inject({ url: '/v1/whoami' }), 401)
     expectProblem(await app.inject({ url: '/v1/whoami', headers: { authorization: 'Bearer gk_forged' } }), 401)
     expectProblem(await app.inject({ url: '/v1/whoami', headers: adminHeaders }), 403)

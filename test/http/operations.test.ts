@@ -67,6 +67,16 @@ describe('operations', () => {
     expect(ui.headers['content-type']).toMatch(/text\/html/)
   })
 
+  it('GET / redirects to the API docs, needs no credentials and is not in the OpenAPI document', async () => {
+    const { app } = await buildTestApp()
+    const res = await app.inject('/')
+    expect(res.statusCode).toBe(302)
+    expect(res.headers.location).toBe('/docs')
+    expect((await app.inject(res.headers.location!)).statusCode).toBe(200)
+    const doc = (await app.inject('/openapi.json')).json()
+    expect(Object.keys(doc.paths)).not.toContain('/')
+  })
+
   it('keys survive a restart on the same database file', async () => {
     const path = tempDb()
     const first = await buildTestApp({ handle: openDb(path) })

@@ -1,8 +1,10 @@
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify'
-import { AppError, type FieldError } from '../errors.js'
-import type { ProblemBody } from '../schemas.js'
-import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from './validation.js'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError, type FieldError } from '../../errors.js'
+import { Problem, type ProblemBody } from '../../schemas.js'
+import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from '../validation.js'
+import { REQUEST_ID_HEADER } from './request-id.js'
 
 const PROBLEM_TYPE = 'application/problem+json'
 
@@ -55,30 +57,41 @@ function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldErro
   })
 }
 
-/** One error handler (the 404 handler is below): every error leaves as RFC 9457 problem+json. */
-export function installErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    if (err instanceof AppError) {
-      if (err.headers) void reply.headers(err.headers)
-      return send(reply, problem(request, err.status, err.code, err.message, err.errors))
-    }
-    if (err.validation) {
-      // Unions are folded first, so the cap counts what a client will read, not ajv's per-branch noise.
-      const issues = foldUnions(err.validation as AjvIssue[])
-      const errors = fieldErrors(err.validationContext, issues)
-      const more = issues.length > errors.length ? ` (and ${issues.length - errors.length} more)` : ''
-      const detail = `Invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}${more}.`
-      return send(reply, problem(request, 400, 'validation_failed', detail, errors))
-    }
-    const status = err.statusCode ?? 500
-    if (status >= 400 && status < 500) {
-      const code = (err.code && FASTIFY_CODES[err.code]) ?? statusSlug(status)
-      return send(reply, problem(request, status, code, DETAILS[err.code] ?? err.message))
-    }
-    request.log.error({ err }, 'request failed')
-    return send(reply, problem(request, status >= 500 ? status : 500, 'internal', 'An unexpected error occurred.'))
-  })
+/** Every error leaves as RFC 9457 problem+json. */
+function handleError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
+  if (err instanceof AppError) {
+    if (err.headers) void reply.headers(err.headers)
+    return send(reply, problem(request, err.status, err.code, err.message, err.errors))
+  }
+  if (err.validation) {
+    // Unions are folded first, so the cap counts what a client will read, not ajv's per-branch noise.
+    const issues = foldUnions(err.validation as AjvIssue[])
+    const errors = fieldErrors(err.validationContext, issues)
+    const more = issues.length > errors.length ? ` (and ${issues.length - errors.length} more)` : ''
+    const detail = `Invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}${more}.`
+    return send(reply, problem(request, 400, 'validation_failed', detail, errors))
+  }
+  const status = err.statusCode ?? 500
+  if (status >= 400 && status < 500) {
+    const code = (err.code && FASTIFY_CODES[err.code]) ?? statusSlug(status)
+    return send(reply, problem(request, status, code, DETAILS[err.code] ?? err.message))
+  }
+  request.log.error({ err }, 'request failed')
+  return send(reply, problem(request, status >= 500 ? status : 500, 'internal', 'An unexpected error occurred.'))
 }
+
+/**
+ * The error handler and the `Problem` schema the routes' `problemResponses` refer to. Registered
+ * before any route: a route keeps the error handler its context had when it was added. Unknown
+ * routes are answered by `sendNotFound` (./not-found.ts), routing errors by `sendFrameworkError`.
+ */
+export const problemJson = fp(
+  async (app) => {
+    app.addSchema(Problem)
+    app.setErrorHandler(handleError)
+  },
+  { name: 'problem-json', fastify: '5.x' },
+)
 
 /**
  * Fastify's `frameworkErrors` option: errors raised while routing, before any route or error
@@ -86,16 +99,13 @@ export function installErrorHandlers(app: FastifyInstance): void {
  * length limit). Without it they leave as Fastify's own application/json body.
  */
 export function sendFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  // No hook has run, the request-id plugin's included.
+  void reply.header(REQUEST_ID_HEADER, request.id)
   const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400
   send(reply, problem(request, status, statusSlug(status), err.message))
 }
 
-/**
- * The 404 handler. Unknown routes get no route-level hooks, so the rate limiter reaches them only
- * through `preHandler` (pass none when rate limiting is off).
- */
-export function installNotFoundHandler(app: FastifyInstance, preHandler?: preHandlerHookHandler): void {
-  app.setNotFoundHandler(preHandler ? { preHandler } : {}, (request, reply) => {
-    send(reply, problem(request, 404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`))
-  })
+/** The 404 handler's answer. */
+export function sendNotFound(request: FastifyRequest, reply: FastifyReply): void {
+  send(reply, problem(request, 404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`))
 }
