@@ -72,7 +72,9 @@ export const SessionConfigInput = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    llm_verify: Type.Optional(Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7.' })),
+    llm_verify: Type.Optional(
+      Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400).' }),
+    ),
   },
   { additionalProperties: false, title: 'SessionConfigInput' },
 )
