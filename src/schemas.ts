@@ -42,9 +42,25 @@ export const problemResponses = {
   '5xx': problemContent('Server error (problem+json).'),
 }
 
-/** A request-body object that rejects unknown fields. */
-export function Body<T extends TProperties>(properties: T, options: { description?: string } = {}): TObject<T> {
+/**
+ * A request-body object that rejects unknown fields. `examples` (type-checked against the body)
+ * become the request example that Swagger UI's "Try it out" sends; without one it builds a sample
+ * from the schema's extremes (drift_threshold 1, max_tokens 1), which runs but means nothing.
+ */
+export function Body<T extends TProperties>(
+  properties: T,
+  options: { description?: string; examples?: Static<TObject<T>>[] } = {},
+): TObject<T> {
   return Type.Object(properties, { ...options, additionalProperties: false })
+}
+
+/**
+ * A query parameter with a default: optional in the schema, so the OpenAPI document does not mark
+ * it `required` (a client may leave it out), yet typed as always present, because ajv's
+ * `useDefaults` fills it in before any handler runs.
+ */
+export function Defaulted<T extends TSchema>(schema: T): T {
+  return Type.Optional(schema) as unknown as T
 }
 
 /** An id with its type prefix, e.g. `Id('agt')`. */
@@ -54,7 +70,7 @@ export const Id = (prefix: string) =>
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T09:00:00.000Z'] })
 
 /** `?limit=`: 1–200, default 50. */
-export const PageLimit = Type.Integer({ minimum: 1, maximum: 200, default: 50 })
+export const PageLimit = Defaulted(Type.Integer({ minimum: 1, maximum: 200, default: 50 }))
 
 /**
  * Cursors are checked by shape, so a malformed one is a 400 (path `querystring/cursor`): compared

@@ -17,6 +17,7 @@ const CreatedKey = Type.Object(
   { id: Id('key'), api_key: Type.String({ description: 'Shown once; only its hash is stored.' }), created_at: Timestamp },
   { title: 'CreatedApiKey' },
 )
+const CreateAgentBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { examples: [{ name: 'search-api-agent' }] })
 const AgentParams = Type.Object({ agent_id: Id('agt') })
 const security = [{ adminToken: [] }]
 
@@ -31,7 +32,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         tags: ['agents'],
         summary: 'Create an agent and its first API key.',
         security,
-        body: Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: CreateAgentBody,
         response: { 201: CreatedAgent, ...problemResponses },
       },
     },

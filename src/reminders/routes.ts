@@ -6,10 +6,10 @@ import type { ReminderSearch } from './search.js'
 import type { RemindersService } from './service.js'
 import type { SettingsService } from './settings.js'
 import type { TurnsService } from './turns.js'
-import { Id, PaginationQuery, problemResponses } from '../schemas.js'
+import { Id, problemResponses } from '../schemas.js'
 import {
-  CreateReminder, ListRemindersQuery, PatchReminder, Reminder, ReminderList, SearchResults, Settings, SettingsUpdate,
-  SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
+  CreateReminder, DueQuery, ListRemindersQuery, OccurrencesQuery, PatchReminder, Reminder, ReminderList, SearchQuery, SearchResults,
+  Settings, SettingsUpdate, SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
 } from './schemas.js'
 
 export interface ReminderRouteOptions {
@@ -49,7 +49,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         operationId: 'listDueReminders',
         tags,
         summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
-        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery('rem').properties }),
+        querystring: DueQuery,
         response: { 200: ReminderList, ...problemResponses },
       },
     },
@@ -68,7 +68,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         operationId: 'searchReminders',
         tags,
         summary: 'Full-text search (BM25 over title, body, tags and pattern), best first.',
-        querystring: Type.Object({ q: Type.String({ maxLength: 1000 }), limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) }),
+        querystring: SearchQuery,
         response: { 200: SearchResults, ...problemResponses },
       },
     },
@@ -137,7 +137,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         tags,
         summary: 'The next fire times after `from` (default now), in UTC.',
         params: Params,
-        querystring: Type.Object({ count: Type.Integer({ minimum: 1, maximum: 50, default: 5 }), from: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: OccurrencesQuery,
         response: { 200: Type.Object({ items: Type.Array(Type.String({ format: 'date-time' })) }), ...problemResponses },
       },
     },

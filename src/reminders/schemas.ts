@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { LIMITS } from './model.js'
-import { Body, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
 
 /**
  * Reminder, settings and turn-start schemas. Dates, crons, timezones and patterns are checked
@@ -76,8 +76,29 @@ const optionalMutable = {
   session_id: Type.Optional(mutable.session_id),
   missed_policy: Type.Optional(mutable.missed_policy),
 }
-export const CreateReminder = Body({ title: mutable.title, trigger: mutable.trigger, ...optionalMutable })
-export const PatchReminder = Body({ title: Type.Optional(mutable.title), trigger: Type.Optional(mutable.trigger), ...optionalMutable })
+/**
+ * The create example recurs every 10 minutes, so run as is it is due within minutes whenever it is
+ * tried; a fixed `at` in an example goes stale (a past instant fires at once and the `due` list that
+ * follows is empty), and an instant computed when the document is built would make the committed
+ * openapi.yaml differ on every build.
+ */
+export const CreateReminder = Body(
+  { title: mutable.title, trigger: mutable.trigger, ...optionalMutable },
+  {
+    examples: [
+      {
+        title: 'Check the load-test CI run',
+        body: 'Read the result of the rate-limit load test before changing the limiter again.',
+        trigger: { type: 'recurring', cron: '*/10 * * * *' },
+        context_tags: ['ci', 'load-test'],
+      },
+    ],
+  },
+)
+export const PatchReminder = Body(
+  { title: Type.Optional(mutable.title), trigger: Type.Optional(mutable.trigger), ...optionalMutable },
+  { examples: [{ priority: 'urgent', context_tags: ['ci', 'load-test', 'release'] }] },
+)
 export type CreateReminderBody = Static<typeof CreateReminder>
 
 export const ListRemindersQuery = Type.Object({
@@ -87,11 +108,26 @@ export const ListRemindersQuery = Type.Object({
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.tag })),
   ...PaginationQuery('rem').properties,
 })
-
-export const SnoozeBody = Body({
-  minutes: Type.Optional(Type.Number({ description: 'Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
-  until: Type.Optional(Iso),
+export const DueQuery = Type.Object({
+  as_of: Type.Optional(Type.String({ maxLength: 64, description: 'An ISO-8601 instant; default now.' })),
+  ...PaginationQuery('rem').properties,
 })
+export const SearchQuery = Type.Object({
+  q: Type.String({ maxLength: 1000, examples: ['load test'] }),
+  limit: Defaulted(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+})
+export const OccurrencesQuery = Type.Object({
+  count: Defaulted(Type.Integer({ minimum: 1, maximum: 50, default: 5 })),
+  from: Type.Optional(Type.String({ maxLength: 64, description: 'An ISO-8601 instant; default now.' })),
+})
+
+export const SnoozeBody = Body(
+  {
+    minutes: Type.Optional(Type.Number({ description: 'Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
+    until: Type.Optional(Iso),
+  },
+  { examples: [{ minutes: 30 }] },
+)
 
 export const SearchResults = Type.Object(
   { items: Type.Array(Type.Object({ reminder: Reminder, score: Type.Number({ description: 'BM25 mapped to (0, 1); higher is better.' }) })) },
@@ -108,21 +144,28 @@ export const Settings = Type.Object(
   { title: 'Settings' },
 )
 const HhMm = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', examples: ['22:00'] })
-export const SettingsUpdate = Body({
-  timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  quiet_hours: Type.Optional(Nullable(Body({ start: HhMm, end: HhMm }))),
-  max_reminders: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  injection_budget_tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 200_000 })),
-})
+export const SettingsUpdate = Body(
+  {
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    quiet_hours: Type.Optional(Nullable(Body({ start: HhMm, end: HhMm }))),
+    max_reminders: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    injection_budget_tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 200_000 })),
+  },
+  { examples: [{ timezone: 'Europe/Berlin', quiet_hours: { start: '22:00', end: '07:00' } }] },
+)
 
 const Message = Type.Object({ role: Type.String(), content: Type.Unknown() }, { additionalProperties: true })
-export const TurnBody = Body({
-  user_message: Type.String({ maxLength: 100_000 }),
-  session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  iteration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
-  messages: Type.Optional(Type.Array(Message, { maxItems: 1000 })),
-  now: Type.Optional(Iso),
-})
+// No session_id in the example: it would name a session the reader does not have (a 404).
+export const TurnBody = Body(
+  {
+    user_message: Type.String({ maxLength: 100_000 }),
+    session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    iteration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    messages: Type.Optional(Type.Array(Message, { maxItems: 1000 })),
+    now: Type.Optional(Iso),
+  },
+  { examples: [{ user_message: 'Continue with the rate limiter.' }] },
+)
 export const TurnResult = Type.Object(
   {
     reminders: Type.Array(Reminder),

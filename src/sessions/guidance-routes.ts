@@ -8,19 +8,16 @@ import {
   DriftTrend,
   GoalReminder,
   GoalState,
-  InjectRecitationBody,
   Pitfalls,
-  RecitationContext,
-  RecitationContextBody,
-  RecitationInjection,
-  RecitationPreview,
-  RecitationQuery,
   ReminderQuery,
   SessionParams,
   TextBody,
   TrendQuery,
   TriedApproaches,
 } from './schemas.js'
+import {
+  InjectRecitationBody, RecitationContext, RecitationContextBody, RecitationInjection, RecitationPreview, RecitationQuery,
+} from './recitation-schemas.js'
 
 const tags = ['sessions']
 const params = SessionParams

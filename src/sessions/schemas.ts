@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { Body, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
 
 /** TypeBox schemas of API.md "Goal sessions": one per shape, used for validation, types and OpenAPI. */
 
@@ -72,7 +73,9 @@ export const SessionConfigInput = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    llm_verify: Type.Optional(Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7.' })),
+    llm_verify: Type.Optional(
+      Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400).' }),
+    ),
   },
   { additionalProperties: false, title: 'SessionConfigInput' },
 )
@@ -96,23 +99,31 @@ export const Session = Type.Object(
 )
 export const SessionList = ListOf(Session, { title: 'SessionList' })
 
-export const CreateSessionBody = Body({
-  goal: Text(4000),
-  plan: Type.Optional(PlanSteps),
-  config: Type.Optional(SessionConfigInput),
-  metadata: Type.Optional(Metadata),
-})
+// No `config` in the example: the defaults are the sensible start (a sample built from the schema
+// set drift_threshold 1 and max_tokens 1, which flags every step as drift and recites "**").
+export const CreateSessionBody = Body(
+  {
+    goal: Text(4000),
+    plan: Type.Optional(PlanSteps),
+    config: Type.Optional(SessionConfigInput),
+    metadata: Type.Optional(Metadata),
+  },
+  { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
+)
 export const UpdateSessionBody = Type.Object(
   { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(Metadata) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ metadata: { ticket: 'API-142', owner: 'search-team' } }] },
 )
 export const SessionListQuery = Type.Object({
   ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),
 })
 
-export const SetGoalBody = Body({ goal: Text(4000) })
-export const SetPlanBody = Body({ steps: PlanSteps })
+export const SetGoalBody = Body(
+  { goal: Text(4000) },
+  { examples: [{ goal: `${EXAMPLE_GOAL}, and return 429 with a Retry-After header beyond that` }] },
+)
+export const SetPlanBody = Body({ steps: PlanSteps }, { examples: [{ steps: [...EXAMPLE_PLAN, 'Document the limit in the API reference'] }] })
 
 // One `enum` rather than a union of literals: in responses the serializer writes it as a string,
 // where an anyOf would run the JSON-schema validator on each branch of every reply.
@@ -154,7 +165,17 @@ export const DriftCheck = Type.Object(
   },
   { title: 'DriftCheck' },
 )
-export const StepBody = Body({ description: Text(10_000), output: Type.Optional(Type.String({ maxLength: 200_000 })) })
+export const StepBody = Body(
+  { description: Text(10_000), output: Type.Optional(Type.String({ maxLength: 200_000 })) },
+  {
+    examples: [
+      {
+        description: 'Measured the current request rates per API key from the access logs',
+        output: 'Peak: 340 requests per minute from one key; 95% of keys stay under 60 requests per minute.',
+      },
+    ],
+  },
+)
 export const StepResult = Type.Object(
   { step_number: Type.Integer(), verification: StepVerification, drift: DriftCheck, state: GoalState },
   { title: 'StepResult' },
@@ -172,7 +193,10 @@ export const StepLogEntry = Type.Object(
 )
 export const StepList = ListOf(StepLogEntry, { title: 'StepList' })
 
-export const DriftCheckBody = Body({ action: Text(10_000), step_number: Type.Optional(Count(1_000_000_000)) })
+export const DriftCheckBody = Body(
+  { action: Text(10_000), step_number: Type.Optional(Count(1_000_000_000)) },
+  { examples: [{ action: 'Add a token-bucket rate limiter keyed by API key to the search API middleware' }] },
+)
 export const DriftTrend = Type.Object(
   {
     direction: Type.Union([Type.Literal('improving'), Type.Literal('worsening'), Type.Literal('stable')]),
@@ -185,14 +209,15 @@ export const DriftTrend = Type.Object(
   },
   { title: 'DriftTrend' },
 )
-export const TrendQuery = Type.Object({ window: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }) })
+export const TrendQuery = Type.Object({ window: Defaulted(Type.Integer({ minimum: 1, maximum: 1000, default: 10 })) })
 
-export const TextBody = Body({ text: Text(2000) })
+// Shared by pitfalls and tried approaches: the example reads as either.
+export const TextBody = Body({ text: Text(2000) }, { examples: [{ text: 'Counting requests per IP address: clients behind one proxy share one limit' }] })
 export const Pitfalls = Type.Object({ pitfalls: Type.Array(Type.String()) }, { title: 'Pitfalls' })
 export const TriedApproaches = Type.Object({ tried_approaches: Type.Array(Type.String()) }, { title: 'TriedApproaches' })
 
 export const ReminderQuery = Type.Object({
-  turn: Count(1_000_000_000),
+  turn: Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: "The agent's current turn number.", examples: [5] }),
   drift_score: Type.Optional(Unit('Overrides the live drift score.')),
   is_drift_active: Type.Optional(Type.Boolean()),
   summary: Type.Optional(Text(2000)),
@@ -237,57 +262,4 @@ export const Summary = Type.Object(
     }),
   },
   { title: 'SessionSummary' },
-)
-
-const Status = Type.Union([Type.Literal('pending'), Type.Literal('in_progress'), Type.Literal('completed')])
-const Items = <T extends Parameters<typeof Type.Array>[0]>(item: T) => Type.Optional(Type.Array(item, { maxItems: 500 }))
-const PlanTask = Type.Object({ description: Text(2000), status: Status }, { additionalProperties: false })
-const TodoItem = Type.Object({ content: Text(2000), status: Status }, { additionalProperties: false })
-export const RecitationContextBody = Body({
-  plan_tasks: Items(PlanTask),
-  todos: Items(TodoItem),
-  memories: Items(Text(2000)),
-  active_files: Items(Text(1000)),
-  recent_errors: Items(Text(2000)),
-})
-export const RecitationContext = Type.Object(
-  {
-    plan_tasks: Type.Optional(Type.Array(Type.Object({ description: Type.String(), status: Status }))),
-    todos: Type.Optional(Type.Array(Type.Object({ content: Type.String(), status: Status }))),
-    memories: Type.Optional(Type.Array(Type.String())),
-    active_files: Type.Optional(Type.Array(Type.String())),
-    recent_errors: Type.Optional(Type.Array(Type.String())),
-  },
-  { title: 'RecitationContext' },
-)
-
-export const RecitationQuery = Type.Object({
-  iteration: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
-  context_tokens: Type.Optional(Count(100_000_000)),
-})
-export const RecitationPreview = Type.Object(
-  {
-    should_inject: Type.Boolean(),
-    frequency: Type.Integer(),
-    content: Type.Union([Type.String(), Type.Null()]),
-    text: Type.Union([Type.String(), Type.Null()]),
-    token_estimate: Type.Integer(),
-  },
-  { title: 'RecitationPreview' },
-)
-/** A chat message: `role` and `content`, any other fields kept as sent. */
-const ChatMessage = Type.Object({ role: Text(100), content: Type.Unknown() }, { additionalProperties: true })
-export const InjectRecitationBody = Body({
-  iteration: Type.Integer({ minimum: 1, maximum: 1_000_000_000 }),
-  messages: Type.Array(ChatMessage, { maxItems: 10_000 }),
-  context_tokens: Type.Optional(Count(100_000_000)),
-  force: Type.Optional(Type.Boolean()),
-})
-export const RecitationInjection = Type.Object(
-  {
-    messages: Type.Array(ChatMessage),
-    injected: Type.Boolean(),
-    recitation: Type.Union([Type.Object({ text: Type.String(), token_estimate: Type.Integer() }), Type.Null()]),
-  },
-  { title: 'RecitationInjection' },
 )

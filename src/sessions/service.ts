@@ -88,6 +88,7 @@ export class SessionsService implements TurnPartsProvider {
     let session: GoalSession
     try {
       if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) throw new SessionConfigError('similarity', `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`)
+      if (input.config?.llm_verify === true && this.llmVerify === undefined) throw new SessionConfigError('llm_verify', 'true needs an LLM: no LLM configured (GOALKEEPER_LLM_URL)')
       session = this.store.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
     } catch (err) {
       if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: fieldPath('body', 'config', err.field), message: err.message }])

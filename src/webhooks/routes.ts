@@ -43,6 +43,32 @@ const Attempt = Type.Object(
   { title: 'WebhookAttempt' },
 )
 const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private addresses are refused (422) unless allowed.' })
+// example.com resolves to a public address, so the example passes the private-address guard.
+const CreateWebhookBody = Body(
+  {
+    url: Url,
+    event_types: Type.Optional(Type.Array(EventType, { maxItems: 10 })),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  {
+    examples: [
+      {
+        url: 'https://example.com/hooks/goalkeeper',
+        event_types: ['reminder.triggered', 'session.drift_detected'],
+        description: 'Relay to the team chat',
+      },
+    ],
+  },
+)
+const PatchWebhookBody = Body(
+  {
+    url: Type.Optional(Url),
+    event_types: Type.Optional(Type.Array(EventType, { maxItems: 10 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
+  },
+  { examples: [{ event_types: ['reminder.triggered', 'session.drift_detected', 'session.loop_detected', 'session.stalled'] }] },
+)
 const Params = Type.Object({ id: Id('whk') })
 const tags = ['webhooks']
 
@@ -56,11 +82,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         operationId: 'createWebhook',
         tags,
         summary: 'Subscribe an endpoint; the response carries its signing secret (shown once).',
-        body: Body({
-          url: Url,
-          event_types: Type.Optional(Type.Array(EventType, { maxItems: 10 })),
-          description: Type.Optional(Type.String({ maxLength: 500 })),
-        }),
+        body: CreateWebhookBody,
         response: { 201: CreatedWebhook, ...problemResponses },
       },
     },
@@ -91,12 +113,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         tags,
         summary: 'Change a subscription; `status: "active"` re-enables a disabled one and resumes its held deliveries.',
         params: Params,
-        body: Body({
-          url: Type.Optional(Url),
-          event_types: Type.Optional(Type.Array(EventType, { maxItems: 10 })),
-          description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
-          status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('disabled')])),
-        }),
+        body: PatchWebhookBody,
         response: { 200: Webhook, ...problemResponses },
       },
     },

@@ -88,3 +88,15 @@ it('replays a keyed LLM-verified step without asking the LLM again, and refuses 
   expect(seen.length).toBe(calls + 1)
   expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM steps').get()).toEqual({ n: 1 })
 })
+
+it('a session cannot turn llm_verify on without an LLM configured (400 naming the variable); off is fine', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, config: { llm_verify: true } } })
+  expect(res.statusCode).toBe(400)
+  expect(res.headers['content-type']).toContain('application/problem+json')
+  expect(res.json().detail).toContain('GOALKEEPER_LLM_URL')
+  expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual(['body/config/llm_verify'])
+  expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 0 })
+  await createSession(t, a, { goal: GOAL, config: { llm_verify: false } })
+})

@@ -20,7 +20,11 @@ export const openApi = fp<{ version: string }>(
           title: 'goalkeeper',
           version,
           description: 'Keeps long-running LLM agents on their goal. Errors are RFC 9457 application/problem+json.',
+          license: { name: 'MIT', identifier: 'MIT' },
         },
+        // Relative: the operations live on whatever origin serves this document, so Swagger UI at
+        // /docs calls the server it was loaded from (any host, port or proxy), not a guessed address.
+        servers: [{ url: '/', description: 'The server that serves this document' }],
         tags: [
           { name: 'agents', description: 'Admin: agents and API keys' },
           { name: 'operations', description: 'Health, readiness, metrics' },
