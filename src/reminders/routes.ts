@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { sendCreated } from '../idempotency/plugin.js'
-import { parseIsoInstant } from './occurrences.js'
 import { fieldPath } from '../errors.js'
+import { requestInstant } from './model.js'
 import type { ReminderSearch } from './search.js'
 import type { RemindersService } from './service.js'
 import type { SettingsService } from './settings.js'
 import type { TurnsService } from './turns.js'
 import { Id, PaginationQuery, problemResponses } from '../schemas.js'
 import {
-  CreateReminder, ListRemindersQuery, PatchReminder, Reminder, ReminderList, SearchResults, Settings, SettingsUpdate,
+  CreateReminder, Instant, ListRemindersQuery, PatchReminder, Reminder, ReminderList, SearchResults, Settings, SettingsUpdate,
   SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
 } from './schemas.js'
 
@@ -48,13 +48,13 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       schema: {
         tags,
         summary: 'Live reminders whose next fire time is at or before as_of (default now), oldest first (cursor: the last id seen).',
-        querystring: Type.Object({ as_of: Type.Optional(Type.String({ maxLength: 64 })), ...PaginationQuery('rem').properties }),
+        querystring: Type.Object({ as_of: Type.Optional(Instant), ...PaginationQuery('rem').properties }),
         response: { 200: ReminderList, ...problemResponses },
       },
     },
     async (request) => {
       const { as_of, limit, cursor } = request.query
-      const asOf = as_of === undefined ? undefined : parseIsoInstant(as_of, fieldPath('querystring', 'as_of'))
+      const asOf = as_of === undefined ? undefined : requestInstant(as_of, fieldPath('querystring', 'as_of'))
       return reminders.due(request.agentId, asOf, { limit, cursor })
     },
   )
@@ -129,7 +129,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         tags,
         summary: 'The next fire times after `from` (default now), in UTC.',
         params: Params,
-        querystring: Type.Object({ count: Type.Integer({ minimum: 1, maximum: 50, default: 5 }), from: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: Type.Object({ count: Type.Integer({ minimum: 1, maximum: 50, default: 5 }), from: Type.Optional(Instant) }),
         response: { 200: Type.Object({ items: Type.Array(Type.String({ format: 'date-time' })) }), ...problemResponses },
       },
     },

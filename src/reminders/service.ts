@@ -7,9 +7,9 @@ import type Database from 'better-sqlite3'
 import { isoAt, type Clock } from '../engine/clock.js'
 import { badRequest, fieldPath, notFound, tooMany, unprocessable } from '../errors.js'
 import { newId } from '../ids.js'
-import { occurrences, parseIsoInstant, type ReminderTrigger } from './occurrences.js'
+import { occurrences, type ReminderTrigger } from './occurrences.js'
 import {
-  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, rowTrigger, toReminder, triggerColumns,
+  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, requestInstant, rowTrigger, toReminder, triggerColumns,
   type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
 } from './model.js'
 import type { Page } from '../pagination.js'
@@ -162,7 +162,7 @@ export class RemindersService {
     if (asked !== undefined && until !== undefined) {
       throw badRequest('Give either minutes or until, not both.', [{ path: fieldPath('body', 'until'), message: 'not allowed with minutes' }])
     }
-    const untilMs = until === undefined ? undefined : parseIsoInstant(until, fieldPath('body', 'until'))
+    const untilMs = until === undefined ? undefined : requestInstant(until, fieldPath('body', 'until'))
     let minutes: number
     if (asked !== undefined) {
       if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: fieldPath('body', 'minutes'), message: 'not a number' }])
@@ -242,7 +242,7 @@ export class RemindersService {
       throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: fieldPath('querystring', 'count'), message: 'out of range' }])
     }
     const row = this.load(agentId, id)
-    const fromMs = from === undefined ? this.clock() : parseIsoInstant(from, fieldPath('querystring', 'from'))
+    const fromMs = from === undefined ? this.clock() : requestInstant(from, fieldPath('querystring', 'from'))
     return occurrences(rowTrigger(row), fromMs, count, this.settings.get(agentId).timezone).map(isoAt)
   }
 }

@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3'
 import { lazyPrepare } from '../db/lazy-statement.js'
 import type { Clock } from '../engine/clock.js'
 import { fieldPath, unprocessable } from '../errors.js'
+import { fromRequest } from './model.js'
 import { nextOccurrence, validateTimezone } from './occurrences.js'
 import { isHhMm } from './quiet-hours.js'
 
@@ -86,7 +87,8 @@ export class SettingsService {
   /** Replaces the fields given and keeps the rest. */
   put(agentId: string, update: SettingsUpdate): AgentSettings {
     const next: AgentSettings = { ...this.get(agentId) }
-    if (update.timezone !== undefined) next.timezone = validateTimezone(update.timezone)
+    const tz = update.timezone
+    if (tz !== undefined) next.timezone = fromRequest(() => validateTimezone(tz), () => fieldPath('body', 'timezone'))
     if (update.quiet_hours !== undefined) {
       const q = update.quiet_hours
       if (q !== null) {

@@ -43,7 +43,7 @@ const Attempt = Type.Object(
   },
   { title: 'WebhookAttempt' },
 )
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private addresses are refused (422) unless allowed.' })
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed.' })
 const Params = Type.Object({ id: Id('whk') })
 const tags = ['webhooks']
 
