@@ -130,9 +130,8 @@ export class RemindersService {
         Object.assign(row, triggerColumns(input.trigger))
         if (row.status === 'triggered') row.status = 'pending'
       }
-      row.updated_at = now
       row.next_fire_at = computeNextFire(row, now, this.settings.get(agentId).timezone)
-      this.store.update(row)
+      this.store.update(row, now)
       return toReminder(this.load(agentId, id))
     })()
   }
@@ -203,7 +202,7 @@ export class RemindersService {
    * No webhook message: the agent pulled these itself and has them in the response.
    */
   markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
-    return rows.map((r) => fireReminder(this.sqlite, r, nowMs, agentTz, []).reminder)
+    return rows.map((r) => fireReminder(this.store, r, nowMs, agentTz, []).reminder)
   }
 
   private transition(
@@ -218,12 +217,10 @@ export class RemindersService {
       const row = { ...this.load(agentId, id) }
       assertLive(row, action)
       const tz = this.settings.get(agentId).timezone
-      if (fire) return fireReminder(this.sqlite, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
+      if (fire) return fireReminder(this.store, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
       apply(row, now, tz)
-      row.updated_at = now
       row.next_fire_at = computeNextFire(row, now, tz)
-      this.store.update(row)
-      return toReminder(row)
+      return toReminder(this.store.update(row, now))
     })()
   }
 
