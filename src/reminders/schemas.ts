@@ -51,8 +51,12 @@ const reminderFields = {
   updated_at: Timestamp,
   triggered_at: Nullable(Timestamp),
   completed_at: Nullable(Timestamp),
-  snooze_until: Nullable(Timestamp),
-  next_fire_at: Nullable(Timestamp),
+  snooze_until: Type.Union([Timestamp, Type.Null()], {
+    description: 'Set by a snooze: the end asked for (`minutes` from now or `until`), after clamping to the priority bounds; null once the reminder fires.',
+  }),
+  next_fire_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the scheduler fires the reminder next; null when nothing is scheduled (context reminders, fired one-shots, completed or dismissed). A snoozed reminder never delivered fires at the later of snooze_until and its own next occurrence, never earlier.',
+  }),
   last_fired_at: Nullable(Timestamp),
 }
 export const Reminder = Type.Object(reminderFields, { title: 'Reminder' })

@@ -153,7 +153,11 @@ export class RemindersService {
     })
   }
 
-  /** Snoozes for `minutes` or until `until` (exactly one), clamped to the priority's bounds. */
+  /**
+   * Snoozes for `minutes` or until `until` (exactly one), clamped to the priority's bounds.
+   * `snooze_until` is that end; `next_fire_at` is when the reminder will fire, which for one never
+   * delivered is never earlier than its own next fire time (`computeNextFire`).
+   */
   snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Reminder & { clamped?: true } {
     const now = this.clock()
     const { minutes: asked, until } = input
@@ -172,16 +176,10 @@ export class RemindersService {
       throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
     }
     let clamped = false
-    const out = this.transition(agentId, id, 'snooze', (row, _now, tz) => {
+    const out = this.transition(agentId, id, 'snooze', (row) => {
       const c = clampSnoozeMinutes(minutes, row.priority)
       clamped = c.clamped
-      const end = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
-      // Once delivered, a snooze means "remind me again then": its end wins, and a recurring
-      // schedule resumes after it. Never delivered, it postpones but never brings forward: the
-      // later of its end and the reminder's own next fire time (so a second snooze may shorten
-      // the first, down to that time).
-      const own = row.last_fired_at === null ? computeNextFire({ ...row, status: 'pending' }, now, tz) : null
-      row.snooze_until = Math.max(end, own ?? end)
+      row.snooze_until = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
       row.status = 'snoozed'
     })
     return clamped ? { ...out, clamped: true } : out
@@ -209,7 +207,7 @@ export class RemindersService {
     agentId: string,
     id: string,
     action: string,
-    apply: (row: ReminderRow, now: number, tz: string) => void,
+    apply: (row: ReminderRow, now: number) => void,
     fire = false,
   ): Reminder {
     const now = this.clock()
@@ -218,7 +216,7 @@ export class RemindersService {
       assertLive(row, action)
       const tz = this.settings.get(agentId).timezone
       if (fire) return fireReminder(this.store, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
-      apply(row, now, tz)
+      apply(row, now)
       row.next_fire_at = computeNextFire(row, now, tz)
       return toReminder(this.store.update(row, now))
     })()
