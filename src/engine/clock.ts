@@ -37,3 +37,25 @@ export function isoAt(ms: number): string {
   lastMs = ms
   return lastIso
 }
+
+// Date, hours 00–23, minutes, optional seconds and up to 9 fraction digits, then Z or ±hh:mm.
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/i
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/**
+ * The reading an ISO-8601 date-time with a timezone (`2026-11-22T09:00:00Z`, `…T10:00+01:00`)
+ * names, or undefined for anything else, an impossible date (February 30) included: Date.parse
+ * would quietly roll that into March. The one rule for instants a client sends; request schemas'
+ * `format: 'date-time'` runs it too (src/http/validation.ts).
+ */
+export function parseInstant(value: string): number | undefined {
+  const m = INSTANT.exec(value)
+  if (!m) return undefined
+  const year = Number(m[1])
+  const month = Number(m[2])
+  const day = Number(m[3])
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : MONTH_DAYS[month - 1]!)) return undefined
+  const ms = Date.parse(value)
+  return Number.isFinite(ms) ? ms : undefined
+}

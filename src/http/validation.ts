@@ -1,5 +1,7 @@
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler'
+import type { Ajv } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
+import { parseInstant } from '../engine/clock.js'
 
 /** The most field errors one 400 reports, so a huge bad body cannot amplify into a huge reply. */
 export const MAX_FIELD_ERRORS = 20
@@ -27,6 +29,15 @@ export const BODY_ALL_ERRORS_AJV_OPTIONS = { ...SHARED, coerceTypes: false, allE
  * They fit in Node's 16 KB header limit, so collecting every error is cheap.
  */
 export const STRING_AJV_OPTIONS = { ...SHARED, coerceTypes: 'array', allErrors: true } as const
+
+/**
+ * `format: 'date-time'` is the service's one rule for instants (clock.ts `parseInstant`) rather
+ * than ajv-formats' regex, so a value the schema lets through is one the service can read (and
+ * every value it could read before still passes), and a bad one is a 400 at its path.
+ */
+function instantFormat(ajv: Ajv): void {
+  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => parseInstant(value) !== undefined })
+}
 
 type RouteSchema = Parameters<FastifySchemaCompiler<unknown>>[0]
 type AjvValidate = ((data: unknown) => boolean) & { errors?: unknown[] | null }
@@ -104,9 +115,9 @@ export function validatorFactory(): ValidatorFactory {
   // The pools' declared return type is ajv's compile(schema); at run time it takes Fastify's
   // route definition, hence the casts.
   const factory = (externalSchemas: Record<string, never>) => {
-    const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS }) as unknown as Compile
-    const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS }) as unknown as Compile
-    const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS }) as unknown as Compile
+    const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
+    const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
+    const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
     // Non-body parts keep ajv's `schemaEnv` through finiteOnly: Fastify passes a parent to
     // functions carrying it, so ajv can coerce a root value.
     return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : finiteOnly(other(route)))

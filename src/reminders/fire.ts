@@ -1,14 +1,15 @@
 /**
  * The one way a reminder fires, whoever fires it (the ticker, `POST /v1/reminders/{id}/trigger`,
- * `POST /v1/turns`). The caller holds the transaction, so the new state, the outbox messages and
- * the fire records commit together.
+ * `POST /v1/turns`), and what the ticker does with one due reminder. The caller holds the
+ * transaction, so the new state, the outbox messages and the fire records commit together.
  */
-import type Database from 'better-sqlite3'
 import { isoAt } from '../engine/clock.js'
 import { enqueue } from '../webhooks/outbox.js'
+import { planFire } from './fire-plan.js'
 import { toReminder, type Reminder, type ReminderRow } from './model.js'
+import type { QuietHoursSettings } from './quiet-hours.js'
+import type { ReminderStore } from './repository.js'
 import { firedColumns } from './schedule.js'
-import { perConnection } from '../db/lazy-statement.js'
 
 /** One occurrence a fire announces as `reminder.triggered`. */
 export interface AnnouncedFire {
@@ -16,54 +17,55 @@ export interface AnnouncedFire {
   late: boolean
 }
 
-interface Statements {
-  update: Database.Statement
-  claim: Database.Statement
-  exists: Database.Statement<[string, number], { n: number }>
-}
-
-// Prepared once per connection: the ticker fires thousands of reminders a second through here.
-const statements = perConnection(
-  (sqlite): Statements => ({
-    // Only the columns a fire changes, so indexes on the others are left alone.
-    update: sqlite.prepare(`UPDATE reminders SET status = @status, triggered_at = @triggered_at,
-      last_fired_at = @last_fired_at, snooze_until = @snooze_until, next_fire_at = @next_fire_at,
-      updated_at = @updated_at WHERE agent_id = @agent_id AND id = @id`),
-    claim: sqlite.prepare(`INSERT INTO reminder_fires (reminder_id, scheduled_for, agent_id, message_id, fired_at, late)
-      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
-    exists: sqlite.prepare('SELECT 1 AS n FROM reminder_fires WHERE reminder_id = ? AND scheduled_for = ?'),
-  }),
-)
-
 /**
  * Fires `row` at `nowMs`: writes `firedColumns` (recurring stays pending with its next occurrence
  * after now, a one-shot becomes triggered), then announces each of `announce` as one
  * `reminder.triggered` outbox message plus a `reminder_fires` record keyed by
  * (reminder, scheduled_for). An instant already recorded is skipped, message included, so no
- * occurrence is announced twice. Returns the reminder as it is after the fire.
+ * occurrence is announced twice, even by a fire working from a row read before another
+ * connection fired it. Returns the reminder as it is after the fire.
  */
 export function fireReminder(
-  sqlite: Database.Database,
+  store: ReminderStore,
   row: ReminderRow,
   nowMs: number,
   agentTz: string,
   announce: readonly AnnouncedFire[],
 ): { reminder: Reminder; announced: number } {
-  const s = statements(sqlite)
-  const after: ReminderRow = { ...row, ...firedColumns(row, nowMs, agentTz), updated_at: nowMs }
-  s.update.run({
-    id: after.id, agent_id: after.agent_id, status: after.status, triggered_at: after.triggered_at,
-    last_fired_at: after.last_fired_at, snooze_until: after.snooze_until, next_fire_at: after.next_fire_at,
-    updated_at: after.updated_at,
-  })
-  const reminder = toReminder(after)
+  const reminder = toReminder(store.markFired(row, firedColumns(row, nowMs, agentTz), nowMs))
   let announced = 0
   for (const f of announce) {
-    if (s.exists.get(row.id, f.scheduled_for)) continue
+    if (store.hasFired(row.id, f.scheduled_for)) continue
     const data = { reminder, scheduled_for: isoAt(f.scheduled_for), late: f.late }
-    const msg = enqueue(sqlite, row.agent_id, 'reminder.triggered', data, nowMs)
-    s.claim.run(row.id, f.scheduled_for, row.agent_id, msg.message_id, nowMs, f.late ? 1 : 0)
+    const msg = enqueue(store.sqlite, row.agent_id, 'reminder.triggered', data, nowMs)
+    store.recordFire(row, f.scheduled_for, msg.message_id, nowMs, f.late)
     announced++
   }
   return { reminder, announced }
+}
+
+export type DueOutcome = { kind: 'held' | 'skipped' } | { kind: 'fired'; announced: number }
+
+/**
+ * The scheduler's step for one due reminder (`planFire` decides, this applies): hold it through
+ * quiet hours, move its schedule on without a fire, or fire it. A hold taken before the
+ * reminder's last change (a patch, a re-plan for a new agent timezone) belongs to a plan that no
+ * longer applies and is ignored, then replaced or dropped.
+ */
+export function fireDue(store: ReminderStore, row: ReminderRow, nowMs: number, settings: QuietHoursSettings): DueOutcome {
+  const h = store.hold(row.id)
+  const hold = h && h.held_at >= row.updated_at ? h : null
+  const plan = planFire(row, nowMs, settings, hold)
+  if (plan.kind === 'hold') {
+    store.putHold(row.id, plan.scheduled_for, nowMs)
+    store.setNextFire(row, plan.next_fire_at, nowMs)
+    return { kind: 'held' }
+  }
+  if (h) store.dropHold(row.id)
+  if (plan.kind === 'skip') {
+    store.skip(row, plan.status, plan.next_fire_at, nowMs)
+    return { kind: 'skipped' }
+  }
+  // The same state change and announcement as a manual trigger.
+  return { kind: 'fired', announced: fireReminder(store, row, nowMs, settings.timezone, plan.fires).announced }
 }

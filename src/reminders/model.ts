@@ -2,9 +2,9 @@
  * Reminder data as stored (snake_case row, epoch ms) and as served (API.md `Reminder`, ISO
  * times), plus the input checks shared by create and patch.
  */
-import { isoAt } from '../engine/clock.js'
-import { fieldPath, unprocessable } from '../errors.js'
-import { parseIsoInstant, validateCron, validateTimezone, type ReminderTrigger } from './occurrences.js'
+import { isoAt, parseInstant } from '../engine/clock.js'
+import { fieldPath, invalidField, unprocessable } from '../errors.js'
+import { InvalidTrigger, triggerInstant, validateCron, validateTimezone, type ReminderTrigger } from './occurrences.js'
 
 export const STATUSES = ['pending', 'triggered', 'completed', 'dismissed', 'snoozed'] as const
 export const PRIORITIES = ['urgent', 'normal', 'low'] as const
@@ -187,14 +187,40 @@ export function wordTokens(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []
 }
 
-/** Validates a trigger from the API (422 for bad dates, crons, timezones, empty patterns). */
+/**
+ * Runs occurrence maths on values from a request and turns its InvalidTrigger into the problem
+ * for the field the value came from (`pathOf`): an `at` that is no date-time is malformed (400,
+ * as schema validation says it), a cron or timezone that cannot be used is unusable (422).
+ */
+export function fromRequest<T>(run: () => T, pathOf: (field: InvalidTrigger['field']) => string): T {
+  try {
+    return run()
+  } catch (err) {
+    if (!(err instanceof InvalidTrigger)) throw err
+    const path = pathOf(err.field)
+    throw err.field === 'at' ? invalidField(path, err.reason) : unprocessable(err.message, [{ path, message: err.reason }])
+  }
+}
+
+/** An instant from a request field other than a trigger (`until`, `as_of`, `from`, `now`); 400 at `path` if it is none. */
+export function requestInstant(value: string, path: string): number {
+  const ms = parseInstant(value)
+  if (ms === undefined) throw invalidField(path, 'must match format "date-time"')
+  return ms
+}
+
+/** Validates a trigger from the API: 400 for a bad date, 422 for bad crons, timezones and empty patterns. */
 export function triggerColumns(trigger: ReminderTrigger): TriggerColumns {
+  return fromRequest(() => columnsOf(trigger), (field) => fieldPath('body', 'trigger', field))
+}
+
+function columnsOf(trigger: ReminderTrigger): TriggerColumns {
   const none = { trigger_at: null, trigger_cron: null, trigger_timezone: null, trigger_pattern: null }
   switch (trigger.type) {
     case 'scheduled':
-      return { ...none, trigger_type: 'scheduled', trigger_at: parseIsoInstant(trigger.at) }
+      return { ...none, trigger_type: 'scheduled', trigger_at: triggerInstant(trigger.at) }
     case 'recurring': {
-      const tz = trigger.timezone ? validateTimezone(trigger.timezone, fieldPath('body', 'trigger', 'timezone')) : null
+      const tz = trigger.timezone ? validateTimezone(trigger.timezone) : null
       return { ...none, trigger_type: 'recurring', trigger_cron: validateCron(trigger.cron, tz ?? 'UTC'), trigger_timezone: tz }
     }
     case 'context': {

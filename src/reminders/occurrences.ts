@@ -6,31 +6,42 @@
  * fall-back overlap fires once, at its first occurrence.
  */
 import { Cron } from 'croner'
-import { fieldPath, unprocessable } from '../errors.js'
+import { parseInstant } from '../engine/clock.js'
 
 export type ReminderTrigger =
   | { type: 'scheduled'; at: string }
   | { type: 'recurring'; cron: string; timezone?: string | null }
   | { type: 'context'; pattern: string }
 
+/**
+ * A trigger value the occurrence maths cannot use: `field` names it within the trigger (`at`,
+ * `cron`, `timezone`; the agent's settings timezone is refused as `timezone` too). It knows
+ * nothing of HTTP: whoever took the value from a request maps it to a problem at that value's path.
+ */
+export class InvalidTrigger extends Error {
+  readonly field: 'at' | 'cron' | 'timezone'
+  /** A few words for errors[].message; `message` is the sentence for `detail`. */
+  readonly reason: string
+
+  constructor(field: InvalidTrigger['field'], message: string, reason: string) {
+    super(message)
+    this.name = 'InvalidTrigger'
+    this.field = field
+    this.reason = reason
+  }
+}
+
 const timezoneCache = new Map<string, string>()
 
-// Default error paths, built once (the scheduler parses on every tick).
-const TIMEZONE_PATH = fieldPath('body', 'timezone')
-const CRON_PATH = fieldPath('body', 'trigger', 'cron')
-const AT_PATH = fieldPath('body', 'trigger', 'at')
-
-/** The canonical IANA name of `tz`, or a 422 naming the bad value; `path` is the errors[] path. */
-export function validateTimezone(tz: string, path = TIMEZONE_PATH): string {
+/** The canonical IANA name of `tz`; InvalidTrigger('timezone') for an unknown one. */
+export function validateTimezone(tz: string): string {
   const hit = timezoneCache.get(tz)
   if (hit !== undefined) return hit
   let canonical: string
   try {
     canonical = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone
   } catch {
-    throw unprocessable(`Unknown timezone '${tz}': use an IANA name such as 'Europe/Paris' or 'UTC'.`, [
-      { path, message: 'unknown IANA timezone' },
-    ])
+    throw new InvalidTrigger('timezone', `Unknown timezone '${tz}': use an IANA name such as 'Europe/Paris' or 'UTC'.`, 'unknown IANA timezone')
   }
   if (timezoneCache.size > 1000) timezoneCache.clear()
   timezoneCache.set(tz, canonical)
@@ -53,47 +64,41 @@ function cronFor(expr: string, tz: string): Cron {
 
 /**
  * Checks a cron expression (5 fields: minute hour day-of-month month day-of-week) and that it
- * ever fires; returns it trimmed with single spaces. Throws 422 saying what is wrong.
+ * ever fires; returns it trimmed with single spaces. Throws InvalidTrigger('cron') saying what is wrong.
  */
-export function validateCron(expr: string, tz = 'UTC', path = CRON_PATH): string {
+export function validateCron(expr: string, tz = 'UTC'): string {
   const normalized = expr.trim().split(/\s+/).join(' ')
   const fields = normalized === '' ? 0 : normalized.split(' ').length
   // Counted here: croner's own message offers five, six or seven parts, which this service does not take.
   // A lone '@daily'-style nickname is croner's to accept or refuse.
-  if (fields !== 5 && !(fields === 1 && normalized.startsWith('@'))) throw wrongFieldCount(expr, fields, path)
+  if (fields !== 5 && !(fields === 1 && normalized.startsWith('@'))) throw wrongFieldCount(expr, fields)
   let job: Cron
   try {
     job = cronFor(normalized, validateTimezone(tz))
   } catch (err) {
     const why = err instanceof Error ? err.message.replace(/^CronPattern:\s*/, '').replace(/\.$/, '') : String(err)
-    if (/parts are required|requires exactly/.test(why)) throw wrongFieldCount(expr, fields, path)
-    throw unprocessable(`Invalid cron expression '${expr}': ${why} (${FIVE_FIELDS}).`, [{ path, message: why }])
+    if (/parts are required|requires exactly/.test(why)) throw wrongFieldCount(expr, fields)
+    throw new InvalidTrigger('cron', `Invalid cron expression '${expr}': ${why} (${FIVE_FIELDS}).`, why)
   }
   // croner searches years ahead; null means the expression can never match (e.g. 30 February).
   if (job.nextRun(new Date(0)) === null) {
-    throw unprocessable(`Cron expression '${expr}' never fires (no date matches it).`, [
-      { path, message: 'never fires' },
-    ])
+    throw new InvalidTrigger('cron', `Cron expression '${expr}' never fires (no date matches it).`, 'never fires')
   }
   return normalized
 }
 
 const FIVE_FIELDS = 'a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week'
 
-function wrongFieldCount(expr: string, fields: number, path: string) {
-  return unprocessable(`Invalid cron expression '${expr}': it has ${fields} field${fields === 1 ? '' : 's'}; ${FIVE_FIELDS}.`, [
-    { path, message: `${fields} field${fields === 1 ? '' : 's'}, expected 5` },
-  ])
+function wrongFieldCount(expr: string, fields: number) {
+  const n = `${fields} field${fields === 1 ? '' : 's'}`
+  return new InvalidTrigger('cron', `Invalid cron expression '${expr}': it has ${n}; ${FIVE_FIELDS}.`, `${n}, expected 5`)
 }
 
-/** Parses an ISO-8601 date-time with an explicit offset or Z; 422 otherwise. */
-export function parseIsoInstant(value: string, path = AT_PATH): number {
-  const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)
-  const ms = ok ? Date.parse(value) : Number.NaN
-  if (!Number.isFinite(ms)) {
-    throw unprocessable(`'${value}' is not an ISO-8601 date-time with a timezone offset (e.g. 2026-11-22T09:00:00Z).`, [
-      { path, message: 'invalid ISO-8601 date-time' },
-    ])
+/** A scheduled trigger's `at` (parseInstant's rule); InvalidTrigger('at') for anything else. */
+export function triggerInstant(at: string): number {
+  const ms = parseInstant(at)
+  if (ms === undefined) {
+    throw new InvalidTrigger('at', `'${at}' is not an ISO-8601 date-time with a timezone offset (e.g. 2026-11-22T09:00:00Z).`, 'must match format "date-time"')
   }
   return ms
 }
@@ -102,7 +107,7 @@ export function parseIsoInstant(value: string, path = AT_PATH): number {
 export function nextOccurrence(trigger: ReminderTrigger, afterMs: number, tz = 'UTC'): number | null {
   switch (trigger.type) {
     case 'scheduled': {
-      const at = parseIsoInstant(trigger.at)
+      const at = triggerInstant(trigger.at)
       return at > afterMs ? at : null
     }
     case 'recurring': {
@@ -119,7 +124,7 @@ export function occurrences(trigger: ReminderTrigger, fromMs: number, count: num
   if (count <= 0) return []
   switch (trigger.type) {
     case 'scheduled': {
-      const at = parseIsoInstant(trigger.at)
+      const at = triggerInstant(trigger.at)
       return at >= fromMs ? [at] : []
     }
     case 'recurring':

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { parseIsoInstant } from './occurrences.js'
 import { fieldPath } from '../errors.js'
+import { requestInstant } from './model.js'
 import type { ReminderSearch } from './search.js'
 import type { RemindersService } from './service.js'
 import type { SettingsService } from './settings.js'
@@ -55,7 +55,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     },
     async (request) => {
       const { as_of, limit, cursor } = request.query
-      const asOf = as_of === undefined ? undefined : parseIsoInstant(as_of, fieldPath('querystring', 'as_of'))
+      const asOf = as_of === undefined ? undefined : requestInstant(as_of, fieldPath('querystring', 'as_of'))
       return reminders.due(request.agentId, asOf, { limit, cursor })
     },
   )

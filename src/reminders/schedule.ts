@@ -7,19 +7,25 @@ import { rowTrigger, type ReminderPriority, type ReminderRow, type ReminderStatu
 
 type ScheduleFields = Pick<
   ReminderRow,
-  'trigger_type' | 'trigger_at' | 'trigger_cron' | 'trigger_timezone' | 'trigger_pattern' | 'status' | 'snooze_until'
+  | 'trigger_type' | 'trigger_at' | 'trigger_cron' | 'trigger_timezone' | 'trigger_pattern' | 'status' | 'snooze_until'
+  | 'last_fired_at'
 >
 
 /**
  * `next_fire_at` for a row: terminal or context → null (context reminders fire on a matching
- * turn, not on a clock); snoozed → `snooze_until`; a pending one-shot → its `at`, even when past
- * (so it is due at once); a live recurring one → its next occurrence after `nowMs` in its own
- * timezone, else the agent's. A fired one-shot (triggered) has nothing left to fire.
+ * turn, not on a clock); a pending one-shot → its `at`, even when past (so it is due at once); a
+ * live recurring one → its next occurrence after `nowMs` in its own timezone, else the agent's. A
+ * fired one-shot (triggered) has nothing left to fire. Snoozed → `snooze_until` once the reminder
+ * was delivered ("remind me again then"); never delivered, a snooze postpones but never brings
+ * forward: the later of `snooze_until` and the reminder's own next fire time.
  */
 export function computeNextFire(row: ScheduleFields, nowMs: number, agentTz: string): number | null {
   if (row.status === 'completed' || row.status === 'dismissed') return null
   if (row.trigger_type === 'context') return null
-  if (row.status === 'snoozed') return row.snooze_until
+  if (row.status === 'snoozed') {
+    const own = row.last_fired_at === null ? computeNextFire({ ...row, status: 'pending' }, nowMs, agentTz) : null
+    return row.snooze_until === null || own === null ? row.snooze_until : Math.max(row.snooze_until, own)
+  }
   if (row.trigger_type === 'scheduled') return row.status === 'pending' ? row.trigger_at : null
   return nextOccurrence(rowTrigger(row), nowMs, agentTz)
 }

@@ -3,8 +3,10 @@ import { LIMITS } from './model.js'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
 
 /**
- * Reminder, settings and turn-start schemas. Dates, crons, timezones and patterns are checked
- * by the services (422 with a message saying what is wrong), so the schemas only bound sizes.
+ * Reminder, settings and turn-start schemas. A value that is no date-time is refused here (400,
+ * `format: 'date-time'`, the rule of clock.ts `parseInstant`); crons, timezones and patterns are
+ * checked by the services (422 with a message saying what is wrong), so for them the schemas only
+ * bound sizes.
  */
 const Priority = Type.Union([Type.Literal('urgent'), Type.Literal('normal'), Type.Literal('low')])
 const Status = Type.Union([
@@ -12,11 +14,14 @@ const Status = Type.Union([
 ])
 const TriggerType = Type.Union([Type.Literal('scheduled'), Type.Literal('recurring'), Type.Literal('context')])
 const MissedPolicy = Type.Union([Type.Literal('once'), Type.Literal('skip'), Type.Literal('all')])
-const Iso = Type.String({ minLength: 1, maxLength: 64, description: 'ISO-8601 date-time with Z or an offset.', examples: ['2026-11-22T09:00:00Z'] })
+/** An instant a client sends: ISO-8601 with Z or an offset; anything else is a 400 naming the field. */
+export const Instant = Type.String({
+  format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset.',
+})
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
 
 export const TriggerInput = Type.Union([
-  Body({ type: Type.Literal('scheduled'), at: Iso }),
+  Body({ type: Type.Literal('scheduled'), at: Instant }),
   Body({
     type: Type.Literal('recurring'),
     cron: Type.String({ minLength: 1, maxLength: 120, description: '5 fields: minute hour day month weekday.', examples: ['0 9 * * MON-FRI'] }),
@@ -46,8 +51,12 @@ const reminderFields = {
   updated_at: Timestamp,
   triggered_at: Nullable(Timestamp),
   completed_at: Nullable(Timestamp),
-  snooze_until: Nullable(Timestamp),
-  next_fire_at: Nullable(Timestamp),
+  snooze_until: Type.Union([Timestamp, Type.Null()], {
+    description: 'Set by a snooze: the end asked for (`minutes` from now or `until`), after clamping to the priority bounds; null once the reminder fires.',
+  }),
+  next_fire_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the scheduler fires the reminder next; null when nothing is scheduled (context reminders, fired one-shots, completed or dismissed). A snoozed reminder never delivered fires at the later of snooze_until and its own next occurrence, never earlier.',
+  }),
   last_fired_at: Nullable(Timestamp),
 }
 export const Reminder = Type.Object(reminderFields, { title: 'Reminder' })
@@ -109,7 +118,7 @@ export const ListRemindersQuery = Type.Object({
   ...PaginationQuery('rem').properties,
 })
 export const DueQuery = Type.Object({
-  as_of: Type.Optional(Type.String({ maxLength: 64, description: 'An ISO-8601 instant; default now.' })),
+  as_of: Type.Optional(Instant),
   ...PaginationQuery('rem').properties,
 })
 export const SearchQuery = Type.Object({
@@ -118,13 +127,13 @@ export const SearchQuery = Type.Object({
 })
 export const OccurrencesQuery = Type.Object({
   count: Defaulted(Type.Integer({ minimum: 1, maximum: 50, default: 5 })),
-  from: Type.Optional(Type.String({ maxLength: 64, description: 'An ISO-8601 instant; default now.' })),
+  from: Type.Optional(Instant),
 })
 
 export const SnoozeBody = Body(
   {
     minutes: Type.Optional(Type.Number({ description: 'Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
-    until: Type.Optional(Iso),
+    until: Type.Optional(Instant),
   },
   { examples: [{ minutes: 30 }] },
 )
@@ -162,7 +171,7 @@ export const TurnBody = Body(
     session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     iteration: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
     messages: Type.Optional(Type.Array(Message, { maxItems: 1000 })),
-    now: Type.Optional(Iso),
+    now: Type.Optional(Instant),
   },
   { examples: [{ user_message: 'Continue with the rate limiter.' }] },
 )

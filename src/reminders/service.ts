@@ -7,9 +7,9 @@ import type Database from 'better-sqlite3'
 import { isoAt, type Clock } from '../engine/clock.js'
 import { badRequest, fieldPath, notFound, tooMany, unprocessable } from '../errors.js'
 import { newId } from '../ids.js'
-import { occurrences, parseIsoInstant, type ReminderTrigger } from './occurrences.js'
+import { occurrences, type ReminderTrigger } from './occurrences.js'
 import {
-  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, rowTrigger, toReminder, triggerColumns,
+  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, requestInstant, rowTrigger, toReminder, triggerColumns,
   type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
 } from './model.js'
 import type { Page } from '../pagination.js'
@@ -130,9 +130,8 @@ export class RemindersService {
         Object.assign(row, triggerColumns(input.trigger))
         if (row.status === 'triggered') row.status = 'pending'
       }
-      row.updated_at = now
       row.next_fire_at = computeNextFire(row, now, this.settings.get(agentId).timezone)
-      this.store.update(row)
+      this.store.update(row, now)
       return toReminder(this.load(agentId, id))
     })()
   }
@@ -154,7 +153,11 @@ export class RemindersService {
     })
   }
 
-  /** Snoozes for `minutes` or until `until` (exactly one), clamped to the priority's bounds. */
+  /**
+   * Snoozes for `minutes` or until `until` (exactly one), clamped to the priority's bounds.
+   * `snooze_until` is that end; `next_fire_at` is when the reminder will fire, which for one never
+   * delivered is never earlier than its own next fire time (`computeNextFire`).
+   */
   snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Reminder & { clamped?: true } {
     const now = this.clock()
     const { minutes: asked, until } = input
@@ -162,7 +165,7 @@ export class RemindersService {
     if (asked !== undefined && until !== undefined) {
       throw badRequest('Give either minutes or until, not both.', [{ path: fieldPath('body', 'until'), message: 'not allowed with minutes' }])
     }
-    const untilMs = until === undefined ? undefined : parseIsoInstant(until, fieldPath('body', 'until'))
+    const untilMs = until === undefined ? undefined : requestInstant(until, fieldPath('body', 'until'))
     let minutes: number
     if (asked !== undefined) {
       if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: fieldPath('body', 'minutes'), message: 'not a number' }])
@@ -173,16 +176,10 @@ export class RemindersService {
       throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
     }
     let clamped = false
-    const out = this.transition(agentId, id, 'snooze', (row, _now, tz) => {
+    const out = this.transition(agentId, id, 'snooze', (row) => {
       const c = clampSnoozeMinutes(minutes, row.priority)
       clamped = c.clamped
-      const end = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
-      // Once delivered, a snooze means "remind me again then": its end wins, and a recurring
-      // schedule resumes after it. Never delivered, it postpones but never brings forward: the
-      // later of its end and the reminder's own next fire time (so a second snooze may shorten
-      // the first, down to that time).
-      const own = row.last_fired_at === null ? computeNextFire({ ...row, status: 'pending' }, now, tz) : null
-      row.snooze_until = Math.max(end, own ?? end)
+      row.snooze_until = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
       row.status = 'snoozed'
     })
     return clamped ? { ...out, clamped: true } : out
@@ -203,14 +200,14 @@ export class RemindersService {
    * No webhook message: the agent pulled these itself and has them in the response.
    */
   markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
-    return rows.map((r) => fireReminder(this.sqlite, r, nowMs, agentTz, []).reminder)
+    return rows.map((r) => fireReminder(this.store, r, nowMs, agentTz, []).reminder)
   }
 
   private transition(
     agentId: string,
     id: string,
     action: string,
-    apply: (row: ReminderRow, now: number, tz: string) => void,
+    apply: (row: ReminderRow, now: number) => void,
     fire = false,
   ): Reminder {
     const now = this.clock()
@@ -218,12 +215,10 @@ export class RemindersService {
       const row = { ...this.load(agentId, id) }
       assertLive(row, action)
       const tz = this.settings.get(agentId).timezone
-      if (fire) return fireReminder(this.sqlite, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
-      apply(row, now, tz)
-      row.updated_at = now
+      if (fire) return fireReminder(this.store, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
+      apply(row, now)
       row.next_fire_at = computeNextFire(row, now, tz)
-      this.store.update(row)
-      return toReminder(row)
+      return toReminder(this.store.update(row, now))
     })()
   }
 
@@ -242,7 +237,7 @@ export class RemindersService {
       throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: fieldPath('querystring', 'count'), message: 'out of range' }])
     }
     const row = this.load(agentId, id)
-    const fromMs = from === undefined ? this.clock() : parseIsoInstant(from, fieldPath('querystring', 'from'))
+    const fromMs = from === undefined ? this.clock() : requestInstant(from, fieldPath('querystring', 'from'))
     return occurrences(rowTrigger(row), fromMs, count, this.settings.get(agentId).timezone).map(isoAt)
   }
 }

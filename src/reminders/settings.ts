@@ -1,14 +1,17 @@
 /**
  * Per-agent settings (timezone, quiet hours, reminder quota, turn-start token budget). A missing
  * row means the API.md defaults. Changing the timezone re-plans recurring reminders that follow
- * it, in the same transaction.
+ * it, in the same transaction (through the reminders repository, which owns those writes).
  */
 import type Database from 'better-sqlite3'
 import { lazyPrepare } from '../db/lazy-statement.js'
 import type { Clock } from '../engine/clock.js'
 import { fieldPath, unprocessable } from '../errors.js'
-import { nextOccurrence, validateTimezone } from './occurrences.js'
+import { fromRequest } from './model.js'
+import { validateTimezone } from './occurrences.js'
 import { isHhMm } from './quiet-hours.js'
+import { ReminderStore } from './repository.js'
+import { computeNextFire } from './schedule.js'
 
 export interface AgentSettings {
   timezone: string
@@ -49,8 +52,7 @@ function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
 export class SettingsService {
   private readonly select: Database.Statement<[string], SettingsRow>
   private readonly upsert: Database.Statement
-  private readonly recurringFollowingAgentTz: Database.Statement<[string], { id: string; trigger_cron: string }>
-  private readonly setNextFire: Database.Statement
+  private readonly reminders: ReminderStore
 
   private readonly sqlite: Database.Database
   private readonly clock: Clock
@@ -67,9 +69,7 @@ export class SettingsService {
       ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
         quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
         injection_budget_tokens = excluded.injection_budget_tokens, updated_at = excluded.updated_at`)
-    this.recurringFollowingAgentTz = lazyPrepare(sqlite, `SELECT id, trigger_cron FROM reminders
-      WHERE agent_id = ? AND trigger_type = 'recurring' AND trigger_timezone IS NULL AND status IN ('pending', 'triggered')`)
-    this.setNextFire = lazyPrepare(sqlite, 'UPDATE reminders SET next_fire_at = ? WHERE id = ?')
+    this.reminders = new ReminderStore(sqlite)
   }
 
   get(agentId: string): AgentSettings {
@@ -86,7 +86,8 @@ export class SettingsService {
   /** Replaces the fields given and keeps the rest. */
   put(agentId: string, update: SettingsUpdate): AgentSettings {
     const next: AgentSettings = { ...this.get(agentId) }
-    if (update.timezone !== undefined) next.timezone = validateTimezone(update.timezone)
+    const tz = update.timezone
+    if (tz !== undefined) next.timezone = fromRequest(() => validateTimezone(tz), () => fieldPath('body', 'timezone'))
     if (update.quiet_hours !== undefined) {
       const q = update.quiet_hours
       if (q !== null) {
@@ -117,8 +118,11 @@ export class SettingsService {
         updated_at: now,
       })
       if (before !== next.timezone) {
-        for (const r of this.recurringFollowingAgentTz.all(agentId)) {
-          this.setNextFire.run(nextOccurrence({ type: 'recurring', cron: r.trigger_cron }, now, next.timezone), r.id)
+        // A re-plan is a change of the reminder (updated_at moves), so a quiet-hours hold taken
+        // under the old timezone no longer applies.
+        for (const r of this.reminders.followingAgentTimezone(agentId)) {
+          const at = computeNextFire(r, now, next.timezone)
+          if (at !== r.next_fire_at) this.reminders.setNextFire(r, at, now)
         }
       }
     })()

@@ -1,12 +1,11 @@
-import type Database from 'better-sqlite3'
 import cron, { type ScheduledTask } from 'node-cron'
 import type { DbHandle } from '../db/client.js'
 import type { Clock } from '../engine/clock.js'
-import { fireReminder } from './fire.js'
+import { fireDue } from './fire.js'
 import type { ReminderRow } from './model.js'
+import { ReminderStore } from './repository.js'
 import { SettingsService, type AgentSettings } from './settings.js'
 import type { Dispatcher } from '../webhooks/dispatcher.js'
-import { planFire } from './fire-plan.js'
 
 export interface TickerOptions {
   handle: DbHandle
@@ -27,72 +26,39 @@ export interface TickResult {
 }
 
 /**
- * The one scheduler timer: a node-cron task every second (no overlap) that fires due reminders
- * from the indexed `next_fire_at`, in batches, then pumps the webhook dispatcher. Each reminder's
- * fires, outbox messages and advance commit together (`fireReminder`, shared with trigger now);
- * the (reminder_id, scheduled_for) key of `reminder_fires` makes a second fire of the same
- * occurrence impossible.
+ * The one scheduler timer: a node-cron task every second (no overlap) that takes due reminders
+ * from the indexed `next_fire_at` in batches, applies `fireDue` to each (one transaction per
+ * batch: each reminder's fires, outbox messages and advance commit together), then pumps the
+ * webhook dispatcher. The (reminder_id, scheduled_for) key of `reminder_fires` makes a second
+ * fire of the same occurrence impossible.
  */
 export class Ticker {
-  private readonly sqlite: Database.Database
+  private readonly store: ReminderStore
   private readonly clock: Clock
   private readonly dispatcher: Dispatcher | undefined
   private readonly batchSize: number
   private readonly tickBudgetMs: number
   private readonly onError: (err: unknown) => void
-  private readonly settings: SettingsService
-  private readonly dueStmt: Database.Statement<[number, number], ReminderRow>
   private readonly runBatch: (rows: ReminderRow[], nowMs: number, out: TickResult) => void
   private task: ScheduledTask | undefined
 
   constructor(opts: TickerOptions) {
-    const { handle } = opts
-    this.sqlite = handle.sqlite
+    const sqlite = opts.handle.sqlite
+    this.store = new ReminderStore(sqlite)
     this.clock = opts.clock
     this.dispatcher = opts.dispatcher
     this.batchSize = opts.batchSize ?? 500
     this.tickBudgetMs = opts.tickBudgetMs ?? 500
     this.onError = opts.onError ?? (() => {})
-    this.settings = new SettingsService(handle.sqlite, opts.clock)
-    const db = handle.sqlite
-    this.dueStmt = db.prepare(
-      'SELECT * FROM reminders WHERE next_fire_at IS NOT NULL AND next_fire_at <= ? ORDER BY next_fire_at LIMIT ?',
-    )
-    const getHold = db.prepare<[string], { scheduled_for: number; held_at: number }>(
-      'SELECT scheduled_for, held_at FROM reminder_holds WHERE reminder_id = ?',
-    )
-    // A stale hold is replaced whole: its scheduled_for belongs to the old schedule too.
-    const putHold = db.prepare(
-      'INSERT INTO reminder_holds (reminder_id, scheduled_for, held_at) VALUES (?, ?, ?) ON CONFLICT (reminder_id) DO UPDATE SET scheduled_for = excluded.scheduled_for, held_at = excluded.held_at',
-    )
-    const dropHold = db.prepare('DELETE FROM reminder_holds WHERE reminder_id = ?')
-    const setNext = db.prepare('UPDATE reminders SET next_fire_at = @next, updated_at = @now WHERE id = @id')
-    const skip = db.prepare(`UPDATE reminders SET status = @status, next_fire_at = @next, updated_at = @now,
-      snooze_until = NULL WHERE id = @id`)
-
-    this.runBatch = db.transaction((rows: ReminderRow[], nowMs: number, out: TickResult) => {
-      const settingsByAgent = new Map<string, AgentSettings>()
+    const settings = new SettingsService(sqlite, opts.clock)
+    this.runBatch = sqlite.transaction((rows: ReminderRow[], nowMs: number, out: TickResult) => {
+      const byAgent = new Map<string, AgentSettings>()
       for (const row of rows) {
-        let s = settingsByAgent.get(row.agent_id)
-        if (!s) settingsByAgent.set(row.agent_id, (s = this.settings.get(row.agent_id)))
-        const h = getHold.get(row.id)
-        // A hold older than the reminder's last change belongs to a schedule that no longer applies.
-        const hold = h && h.held_at >= row.updated_at ? h : null
-        const plan = planFire(row, nowMs, s, hold)
-        if (plan.kind === 'hold') {
-          putHold.run(row.id, plan.scheduled_for, nowMs)
-          setNext.run({ id: row.id, next: plan.next_fire_at, now: nowMs })
-          out.held++
-          continue
-        }
-        if (h) dropHold.run(row.id)
-        if (plan.kind === 'skip') {
-          skip.run({ id: row.id, status: plan.status, next: plan.next_fire_at, now: nowMs })
-          out.skipped++
-          continue
-        }
-        // The same state change and announcement as a manual trigger; see fireReminder.
-        out.fired += fireReminder(this.sqlite, row, nowMs, s.timezone, plan.fires).announced
+        let s = byAgent.get(row.agent_id)
+        if (!s) byAgent.set(row.agent_id, (s = settings.get(row.agent_id)))
+        const done = fireDue(this.store, row, nowMs, s)
+        if (done.kind === 'fired') out.fired += done.announced
+        else out[done.kind]++
       }
     })
   }
@@ -102,7 +68,7 @@ export class Ticker {
     const out: TickResult = { fired: 0, held: 0, skipped: 0 }
     const started = performance.now()
     for (;;) {
-      const rows = this.dueStmt.all(nowMs, this.batchSize)
+      const rows = this.store.dueAll(nowMs, this.batchSize)
       if (rows.length === 0) break
       this.runBatch(rows, nowMs, out)
       if (rows.length < this.batchSize || performance.now() - started > this.tickBudgetMs) break

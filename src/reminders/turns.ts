@@ -11,9 +11,8 @@ import type { Clock } from '../engine/clock.js'
 import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
 import { cachedTokenCount, countTokensByLines } from '../engine/token-fit.js'
 import { fieldPath, notFound } from '../errors.js'
-import { parseIsoInstant } from './occurrences.js'
 import { isQuietHours } from './quiet-hours.js'
-import type { Reminder, ReminderRow } from './model.js'
+import { requestInstant, type Reminder, type ReminderRow } from './model.js'
 import { compareForInjection, reminderLine, renderInjection, REMINDERS_HEADER, TURN_PRIORITY } from './render.js'
 import type { ReminderSearch } from './search.js'
 import type { RemindersService } from './service.js'
@@ -97,7 +96,7 @@ export class TurnsService {
   }
 
   start(agentId: string, input: TurnInput): TurnResult {
-    const nowMs = input.now === undefined ? this.clock() : parseIsoInstant(input.now, fieldPath('body', 'now'))
+    const nowMs = input.now === undefined ? this.clock() : requestInstant(input.now, fieldPath('body', 'now'))
     const sqlite: Database.Database = this.reminders.sqlite
     return sqlite.transaction((): TurnResult => {
       const settings = this.reminders.settings.get(agentId)

@@ -42,7 +42,7 @@ const Attempt = Type.Object(
   },
   { title: 'WebhookAttempt' },
 )
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; private addresses are refused (422) unless allowed.' })
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed.' })
 // example.com resolves to a public address, so the example passes the private-address guard.
 const CreateWebhookBody = Body(
   {

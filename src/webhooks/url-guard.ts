@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { lookup as dnsLookupAsync } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { fieldPath, unprocessable } from '../errors.js'
+import { fieldPath, invalidField, unprocessable } from '../errors.js'
 
 // ipaddr.js range names that are public unicast; everything else (loopback, private, linkLocal,
 // uniqueLocal, multicast, unspecified, carrierGradeNat, reserved, ...) is refused.
@@ -23,20 +23,21 @@ function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname
 }
 
+/** An absolute http(s) URL (WHATWG parsing, as the delivery agent reads it), or undefined. */
+function httpUrl(raw: string): URL | undefined {
+  if (!URL.canParse(raw)) return undefined
+  const url = new URL(raw)
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url : undefined
+}
+
 /**
- * Validates a webhook URL at create/update time: http(s) only, and unless private targets are
- * allowed, every address the host resolves to must be public. Throws a 422 AppError.
+ * Validates a webhook URL at create/update time. Not an absolute http(s) URL: malformed input,
+ * a 400. A well-formed one that cannot be used (credentials in it; unless private targets are
+ * allowed, a host resolving to any non-public address): a 422.
  */
 export async function assertWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw unprocessable('The webhook URL is not a valid absolute URL.', [{ path: URL_PATH, message: 'invalid URL' }])
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw unprocessable('Webhook URLs must use http or https.', [{ path: URL_PATH, message: 'unsupported scheme' }])
-  }
+  const url = httpUrl(raw)
+  if (url === undefined) throw invalidField(URL_PATH, 'must be an absolute http or https URL')
   if (url.username || url.password) {
     throw unprocessable('Webhook URLs must not carry credentials.', [{ path: URL_PATH, message: 'credentials in URL' }])
   }

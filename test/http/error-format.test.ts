@@ -44,23 +44,42 @@ describe('errors[].path has the 400 format on 422s too', () => {
       [{ method: 'POST', url: '/v1/reminders', payload: { title: 'x', context_tags: ['ci', ' '], trigger } }, 'body/context_tags/1'],
       [{ method: 'POST', url: '/v1/reminders', payload: { title: 'x', trigger: { type: 'context', pattern: '!!!' } } }, 'body/trigger/pattern'],
       [{ method: 'POST', url: '/v1/reminders', payload: { title: 'x', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'Moon/Base' } } }, 'body/trigger/timezone'],
-      [{ method: 'POST', url: '/v1/reminders', payload: { title: 'x', trigger: { type: 'scheduled', at: 'tomorrow' } } }, 'body/trigger/at'],
-      [{ method: 'POST', url: '/v1/turns', payload: { user_message: 'hi', now: 'later' } }, 'body/now'],
-      [{ method: 'POST', url: '/v1/webhooks', payload: { url: 'ftp://example.com/hook' } }, 'body/url'],
+      [{ method: 'POST', url: '/v1/webhooks', payload: { url: 'https://user:pw@example.com/hook' } }, 'body/url'],
     ]
-    const r = await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload: { title: 'x', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } } })
-    const id = r.json<{ id: string }>().id
-    cases.push(
-      [{ method: 'POST', url: `/v1/reminders/${id}/snooze`, payload: { until: 'soon' } }, 'body/until'],
-      [{ url: `/v1/reminders/${id}/occurrences?from=yesterday` }, 'querystring/from'],
-    )
     for (const [req, path] of cases) {
       const body = await problemOf(t, req, 422)
       expect(body.errors?.map((e) => e.path), req.url).toEqual([path])
     }
+    const r = await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload: { title: 'x', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } } })
+    const id = r.json<{ id: string }>().id
     // A snooze with neither field is a 400 (a missing field, not a meaningless value), in the same format.
     const neither = await problemOf(t, { method: 'POST', url: `/v1/reminders/${id}/snooze`, payload: {} }, 400)
     expect(neither.errors?.map((e) => e.path)).toEqual(['body/minutes'])
+  })
+
+  it('a value that is no date-time, or a webhook URL that is no absolute http(s) URL, is a 400 naming the field', async () => {
+    const t = await setup()
+    const r = await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload: { title: 'x', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } } })
+    const id = r.json<{ id: string }>().id
+    const notDateTime = 'must match format "date-time"'
+    const cases: Array<[Parameters<typeof problemOf>[1], string, string]> = [
+      [{ method: 'POST', url: '/v1/reminders', payload: { title: 'x', trigger: { type: 'scheduled', at: 'tomorrow' } } }, 'body/trigger/at', notDateTime],
+      [{ method: 'PATCH', url: `/v1/reminders/${id}`, payload: { trigger: { type: 'scheduled', at: '2026-02-30T09:00:00Z' } } }, 'body/trigger/at', notDateTime],
+      [{ url: '/v1/reminders/due?as_of=yesterday' }, 'querystring/as_of', notDateTime],
+      [{ method: 'POST', url: `/v1/reminders/${id}/snooze`, payload: { until: 'soon' } }, 'body/until', notDateTime],
+      [{ url: `/v1/reminders/${id}/occurrences?from=yesterday` }, 'querystring/from', notDateTime],
+      [{ method: 'POST', url: '/v1/turns', payload: { user_message: 'hi', now: 'later' } }, 'body/now', notDateTime],
+      [{ method: 'POST', url: '/v1/webhooks', payload: { url: 'ftp://example.com/hook' } }, 'body/url', 'must be an absolute http or https URL'],
+      [{ method: 'POST', url: '/v1/webhooks', payload: { url: '/hook' } }, 'body/url', 'must be an absolute http or https URL'],
+    ]
+    const hook = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: t.a.headers, payload: { url: 'https://8.8.8.8/hook' } })
+    cases.push([{ method: 'PATCH', url: `/v1/webhooks/${hook.json<{ id: string }>().id}`, payload: { url: 'mailto:ops@example.com' } }, 'body/url', 'must be an absolute http or https URL'])
+    for (const [req, path, message] of cases) {
+      const body = await problemOf(t, req, 400)
+      expect(body, req.url).toMatchObject({ type: 'urn:problem:validation_failed', detail: `Invalid request: ${path} ${message}.`, errors: [{ path, message }] })
+    }
+    // Refused before any write: the reminder is as it was.
+    expect((await t.app.inject({ url: `/v1/reminders/${id}`, headers: t.a.headers })).json()).toEqual(r.json())
   })
 
   it('a session config the engine refuses', async () => {

@@ -25,12 +25,13 @@ function api(t: TestApp & { a: TestAgent }) {
 }
 
 describe('POST /v1/reminders/{id}/snooze never brings an undelivered reminder forward', () => {
+  // snooze_until is always the end asked for (after clamping); next_fire_at is when it will fire.
   it('a one-shot due tomorrow snoozed 30 minutes still fires tomorrow, not in 30 minutes', async () => {
     const t = await setup()
     const a = api(t)
     const r = await a.create({ title: 'Send the report', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } })
     const snoozed = await a.snooze(r.id, { minutes: 30 })
-    expect(snoozed).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-23T09:00:00.000Z', next_fire_at: '2026-11-23T09:00:00.000Z' })
+    expect(snoozed).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-22T10:30:00.000Z', next_fire_at: '2026-11-23T09:00:00.000Z' })
     expect(snoozed.clamped).toBeUndefined()
     expect(await a.dueIds('2026-11-22T10:31:00Z')).toEqual([])
     expect(await a.turnIds('2026-11-22T10:31:00Z')).toEqual([])
@@ -43,7 +44,7 @@ describe('POST /v1/reminders/{id}/snooze never brings an undelivered reminder fo
     const r = await a.create({ title: 'Standup', priority: 'urgent', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'UTC' } })
     expect(r.next_fire_at).toBe('2026-11-23T09:00:00.000Z')
     const snoozed = await a.snooze(r.id, { minutes: 30 })
-    expect(snoozed).toMatchObject({ status: 'snoozed', next_fire_at: '2026-11-23T09:00:00.000Z', snooze_until: '2026-11-23T09:00:00.000Z' })
+    expect(snoozed).toMatchObject({ status: 'snoozed', next_fire_at: '2026-11-23T09:00:00.000Z', snooze_until: '2026-11-22T10:30:00.000Z' })
     expect(await a.turnIds('2026-11-22T10:30:00Z')).toEqual([])
     expect(await a.turnIds('2026-11-23T09:00:10Z')).toEqual([r.id])
     // That occurrence is answered: the next one is the day after, not a second fire of the same one.
@@ -54,10 +55,12 @@ describe('POST /v1/reminders/{id}/snooze never brings an undelivered reminder fo
     const t = await setup()
     const a = api(t)
     const r = await a.create({ title: 'x', trigger: { type: 'scheduled', at: '2026-11-22T12:00:00Z' } })
-    expect(await a.snooze(r.id, { until: '2026-11-22T11:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T12:00:00.000Z' })
-    expect(await a.snooze(r.id, { until: '2026-11-22T13:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T13:00:00.000Z' })
+    expect(await a.snooze(r.id, { until: '2026-11-22T11:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T11:00:00.000Z', next_fire_at: '2026-11-22T12:00:00.000Z' })
+    expect(await a.snooze(r.id, { until: '2026-11-22T13:00:00Z' })).toMatchObject({ snooze_until: '2026-11-22T13:00:00.000Z', next_fire_at: '2026-11-22T13:00:00.000Z' })
     // A second, shorter snooze shortens the first, but not to before the reminder's own time.
-    expect(await a.snooze(r.id, { minutes: 15 })).toMatchObject({ snooze_until: '2026-11-22T12:00:00.000Z' })
+    expect(await a.snooze(r.id, { minutes: 15 })).toMatchObject({ snooze_until: '2026-11-22T10:15:00.000Z', next_fire_at: '2026-11-22T12:00:00.000Z' })
+    expect(await a.dueIds('2026-11-22T11:59:59Z')).toEqual([])
+    expect(await a.dueIds('2026-11-22T12:00:00Z')).toEqual([r.id])
   })
 
   it('a recurring reminder just delivered, snoozed 30 minutes, fires again in 30 minutes, then keeps its schedule', async () => {

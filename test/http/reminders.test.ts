@@ -30,7 +30,7 @@ describe('reminders over REST', () => {
     expect(urgent.json().items.map((r: { id: string }) => r.id)).toEqual([ctx.json().id])
   })
 
-  it('400 for malformed bodies, 422 for bad cron, timezone and date, 429 over the quota', async () => {
+  it('400 for malformed bodies and dates, 422 for bad cron and timezone, 429 over the quota', async () => {
     const t = await setup()
     const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload })
     expect((await post({ title: 'x', trigger: { type: 'weekly' } })).statusCode).toBe(400)
@@ -45,7 +45,9 @@ describe('reminders over REST', () => {
       "Invalid cron expression '0 0 9 * * *': it has 6 fields; a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week.",
     )
     expect((await post({ title: 'x', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'Moon/Base' } })).json().detail).toMatch(/timezone/)
-    expect((await post({ title: 'x', trigger: { type: 'scheduled', at: 'tomorrow' } })).statusCode).toBe(422)
+    const tomorrow = await post({ title: 'x', trigger: { type: 'scheduled', at: 'tomorrow' } })
+    expect(tomorrow.statusCode).toBe(400)
+    expect(tomorrow.json().errors).toEqual([{ path: 'body/trigger/at', message: 'must match format "date-time"' }])
     await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: t.a.headers, payload: { max_reminders: 1 } })
     expect((await post({ title: 'x', trigger: { type: 'context', pattern: 'x' } })).statusCode).toBe(201)
     const over = await post({ title: 'y', trigger: { type: 'context', pattern: 'y' } })
@@ -59,7 +61,9 @@ describe('reminders over REST', () => {
     const r = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'x', priority: 'urgent', trigger: { type: 'scheduled', at: '2026-11-22T08:00:00Z' } } })).json()
     const due = await t.app.inject({ url: '/v1/reminders/due?as_of=2026-11-22T08:30:00Z', headers: h })
     expect(due.json().items.map((x: { id: string }) => x.id)).toEqual([r.id])
-    expect((await t.app.inject({ url: '/v1/reminders/due?as_of=yesterday', headers: h })).statusCode).toBe(422)
+    const yesterday = await t.app.inject({ url: '/v1/reminders/due?as_of=yesterday', headers: h })
+    expect(yesterday.statusCode).toBe(400)
+    expect(yesterday.json().errors).toEqual([{ path: 'querystring/as_of', message: 'must match format "date-time"' }])
     const snoozed = await t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/snooze`, headers: h, payload: { minutes: 600 } })
     expect(snoozed.json()).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-22T10:00:00.000Z', clamped: true })
     const plain = await t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/snooze`, headers: h, payload: { minutes: 30 } })

@@ -1,22 +1,25 @@
 import { describe, expect, it } from 'vitest'
-import { AppError } from '../../src/errors.js'
+import { parseInstant } from '../../src/engine/clock.js'
 import {
-  nextOccurrence, occurrences, parseIsoInstant, validateCron, validateTimezone,
+  InvalidTrigger, nextOccurrence, occurrences, triggerInstant, validateCron, validateTimezone,
 } from '../../src/reminders/occurrences.js'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 const t = Date.parse
 
-function status422(fn: () => unknown): string {
+/** The message of the InvalidTrigger `fn` throws, naming `field`: the maths knows no HTTP status or path. */
+function refused(field: InvalidTrigger['field'], fn: () => unknown): string {
   try {
     fn()
   } catch (err) {
-    expect(err).toBeInstanceOf(AppError)
-    expect((err as AppError).status).toBe(422)
-    return (err as AppError).message
+    expect(err).toBeInstanceOf(InvalidTrigger)
+    expect(err).not.toHaveProperty('status')
+    expect((err as InvalidTrigger).field).toBe(field)
+    return (err as InvalidTrigger).message
   }
-  throw new Error('expected a 422')
+  throw new Error('expected an InvalidTrigger')
 }
+const status422 = (fn: () => unknown) => refused('cron', fn)
 
 describe('cron and timezone validation', () => {
   it('accepts standard 5-field expressions and normalises spacing', () => {
@@ -48,14 +51,19 @@ describe('cron and timezone validation', () => {
   it('validates IANA timezones and canonicalises case', () => {
     expect(validateTimezone('America/New_York')).toBe('America/New_York')
     expect(validateTimezone('utc')).toBe('UTC')
-    expect(status422(() => validateTimezone('Mars/Olympus_Mons'))).toMatch(/Unknown timezone 'Mars\/Olympus_Mons'/)
+    expect(refused('timezone', () => validateTimezone('Mars/Olympus_Mons'))).toMatch(/Unknown timezone 'Mars\/Olympus_Mons'/)
   })
 
-  it('parses only ISO date-times with an offset', () => {
-    expect(parseIsoInstant('2026-11-22T09:00:00Z')).toBe(t('2026-11-22T09:00:00Z'))
-    expect(parseIsoInstant('2026-11-22T10:00:00+01:00')).toBe(t('2026-11-22T09:00:00Z'))
-    for (const bad of ['2026-11-22', '2026-11-22T09:00:00', 'tomorrow', '2026-13-40T99:00:00Z']) {
-      status422(() => parseIsoInstant(bad))
+  it('parses only ISO date-times with an offset, and only real dates', () => {
+    expect(triggerInstant('2026-11-22T09:00:00Z')).toBe(t('2026-11-22T09:00:00Z'))
+    expect(triggerInstant('2026-11-22T10:00:00+01:00')).toBe(t('2026-11-22T09:00:00Z'))
+    expect(parseInstant('2026-11-22T09:00Z')).toBe(t('2026-11-22T09:00:00Z'))
+    expect(parseInstant('2028-02-29T09:00:00.123456789z')).toBe(t('2028-02-29T09:00:00.123Z'))
+    const bad = ['2026-11-22', '2026-11-22T09:00:00', 'tomorrow', '2026-13-40T99:00:00Z', '2026-02-29T09:00:00Z', '2026-04-31T09:00:00Z',
+      '2026-11-22T24:00:00Z', '2026-11-22T09:00:60Z', '2026-11-22 09:00:00Z', '2026-11-22T09:00:00+0100', '']
+    for (const b of bad) {
+      expect(parseInstant(b), b).toBeUndefined()
+      refused('at', () => triggerInstant(b))
     }
   })
 })

@@ -34,10 +34,10 @@ describe('RemindersService CRUD', () => {
     expect(f.reminders.get('agt_a', ctx.id)).toEqual(ctx)
   })
 
-  it('422 for bad dates, crons, timezones, empty titles and patterns', () => {
+  it('400 for a date that is none, 422 for bad crons, timezones, empty titles and patterns', () => {
     const f = reminderFixture()
+    expect(statusOf(() => f.reminders.create('agt_a', { title: 'x', trigger: { type: 'scheduled', at: 'next tuesday' } }))).toBe(400)
     const bad = [
-      { title: 'x', trigger: { type: 'scheduled' as const, at: 'next tuesday' } },
       { title: 'x', trigger: { type: 'recurring' as const, cron: '0 0 31 2 *' } },
       { title: 'x', trigger: { type: 'recurring' as const, cron: '0 25 * * *' } },
       { title: 'x', trigger: { type: 'recurring' as const, cron: '0 9 * * *', timezone: 'Nowhere/City' } },

@@ -35,18 +35,25 @@ describe('assertWebhookUrl', () => {
       'http://[::ffff:127.0.0.1]/hook',
       'http://10.0.0.7/hook',
       'http://169.254.169.254/latest/meta-data',
-      'ftp://example.com/hook',
-      'not a url',
       'https://user:pw@example.com/hook',
     ]) {
       expect([u, await status(u)]).toEqual([u, 422])
     }
   })
 
+  it('refuses what is no absolute http(s) URL with 400 at body/url, private targets allowed or not', async () => {
+    for (const allow of [false, true]) {
+      for (const u of ['ftp://example.com/hook', 'not a url', '/hook', 'example.com/hook', 'javascript:alert(1)', 'http://', 'http://%zz']) {
+        const err = await assertWebhookUrl(u, allow).then(() => undefined, (e: unknown) => e as AppError)
+        expect([u, err?.status, err?.errors]).toEqual([u, 400, [{ path: 'body/url', message: 'must be an absolute http or https URL' }]])
+      }
+    }
+  })
+
   it('accepts a public literal, and private targets when allowed', async () => {
     expect(await status('https://8.8.8.8/hook')).toBe(200)
     expect(await status('http://localhost:8080/hook', true)).toBe(200)
-    expect(await status('ftp://localhost/hook', true)).toBe(422)
+    expect(await status('https://user:pw@localhost/hook', true)).toBe(422)
   })
 })
 
