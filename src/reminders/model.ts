@@ -140,6 +140,7 @@ export function toReminder(row: ReminderRow): Reminder {
 
 // C0/C1 controls except tab and newline, plus line/paragraph separators and bidi overrides,
 // which could make stored text display or inject differently from how it reads.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g
 
 export function cleanText(value: string): string {

@@ -31,7 +31,7 @@ export function ftsQuery(text: string, op: 'OR' | 'AND', maxTerms = MAX_QUERY_TE
 
 /** Column weights: a hit in the title counts most, then tags and pattern, then the body. */
 export const SEARCH_WEIGHTS = { title: 10, body: 1, tags: 4 } as const
-const K1 = 1.2
+/** SQLite's bm25() fixes k1 = 1.2 and b = 0.75; only b enters the weights below. */
 const B = 0.75
 /** Indexed columns of `reminder_search_fts` (title, body, tags, pad): each has length -1 to bm25. */
 const SEARCH_COLUMNS = 4

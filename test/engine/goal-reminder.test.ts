@@ -197,6 +197,7 @@ describe('GoalReminderInjector (seed 000)', () => {
     expect(r.text).toBe(
       '[GOAL: Ship the (release) now] [PROGRESS: 1/2 - 50% complete] [FOCUS: a b] [AVOID: line one line two) (GOAL: evil]',
     )
+    // eslint-disable-next-line no-control-regex -- no control character may reach the reminder
     expect(r.text).not.toMatch(/[\u0000-\u001f]/)
   })
 

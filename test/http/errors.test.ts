@@ -3,12 +3,15 @@ import { buildTestApp } from '../helpers.js'
 
 const PROBLEM = /^application\/problem\+json/
 
-function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number) {
+/** A problem+json body as the tests read it. */
+type ProblemBody = { type: string; title: string; status: number; detail: string; instance: string; errors?: Array<{ path: string; message: string }>; [k: string]: unknown }
+
+function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; json(): unknown }, status: number): ProblemBody {
   expect(res.statusCode).toBe(status)
   expect(res.headers['content-type']).toMatch(PROBLEM)
   const body = res.json()
   expect(body).toMatchObject({ type: expect.stringMatching(/^urn:problem:/), title: expect.any(String), status, detail: expect.any(String), instance: expect.any(String) })
-  return body
+  return body as ProblemBody
 }
 
 describe('problem+json errors', () => {

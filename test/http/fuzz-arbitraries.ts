@@ -119,7 +119,7 @@ export function leaves(v: unknown, skip: (path: (string | number)[], key: string
 /** A copy of `payload` with the leaf at `path` replaced. */
 export function withLeaf(payload: Record<string, unknown>, path: (string | number)[], value: unknown): Record<string, unknown> {
   const copy = structuredClone(payload)
-  let at: any = copy
+  let at = copy as Record<string | number, any> // eslint-disable-line @typescript-eslint/no-explicit-any -- walks any JSON shape
   for (const key of path.slice(0, -1)) at = at[key]
   at[path.at(-1)!] = value
   return copy

@@ -18,14 +18,14 @@ describe('npm run demo (scripted agent)', () => {
     expect(out).toContain('"similarity":"enhanced"')
 
     // Step rows: "<n>  <step> <align> <drift> <sim> <severity> <off> <action>".
-    const rows = lines.filter((l) => /^ ?\d  /.test(l)).map((l) => l.trim().split(/\s+/).slice(-4))
+    const rows = lines.filter((l) => /^ ?\d {2}/.test(l)).map((l) => l.trim().split(/\s+/).slice(-4))
     expect(rows).toHaveLength(DEMO_RUN.length)
     // On-plan steps are not drift; off-goal ones are, and the streak grows by one each time.
     expect(rows.slice(0, 2).map((r) => r[1])).toEqual(['none', 'none'])
     expect(rows.map((r) => Number(r[2]))).toEqual([0, 0, 1, 2, 3, 4])
     for (const r of rows.slice(2)) expect(r[1]).not.toBe('none')
     // The drift score rises with every off-goal step.
-    const drift = lines.filter((l) => /^ ?\d  /.test(l)).map((l) => Number(l.trim().split(/\s+/).at(-5)))
+    const drift = lines.filter((l) => /^ ?\d {2}/.test(l)).map((l) => Number(l.trim().split(/\s+/).at(-5)))
     expect(drift.slice(2)).toEqual([...drift.slice(2)].sort((a, b) => a - b))
 
     // The loop is flagged once, on the third identical step; sustained drift only from the fourth off-goal step.
