@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { perConnection } from './lazy-statement.js'
+import type { WriteBatch } from './write-batch.js'
 
 /**
  * One request's write: a service runs its statements through `run`, and whatever else must commit
@@ -8,6 +9,8 @@ import { perConnection } from './lazy-statement.js'
  */
 export interface UnitOfWork {
   run<T>(fn: () => T): T
+  /** `fn` runs if what `run` wrote is rolled back after `run` returned (a group commit that failed). */
+  onRollback(fn: () => void): void
 }
 
 type Also = (result: unknown) => void
@@ -18,22 +21,25 @@ const transactionOf = perConnection((sqlite) => sqlite.transaction((fn: () => un
 
 export class SqliteUnitOfWork implements UnitOfWork {
   private readonly sqlite: Database.Database
+  private readonly batch: WriteBatch | undefined
   private readonly extra: Also[] = []
 
-  constructor(sqlite: Database.Database) {
+  /** With a batch, the write joins the group commit of its event-loop turn (HTTP requests). */
+  constructor(sqlite: Database.Database, batch?: WriteBatch) {
     this.sqlite = sqlite
+    this.batch = batch
   }
 
-  /** `write` runs with the result of the next `run` that commits, inside its transaction. */
+  /** `write` runs with the result of the next `run` that succeeds, inside its transaction. */
   also(write: Also): void {
     this.extra.push(write)
   }
 
   /**
-   * Runs `fn` and the extra writes in one transaction. IMMEDIATE takes the write lock before the
-   * first read, so no other connection's write lands between what `fn` reads and what it writes.
-   * Inside a caller's transaction it is a savepoint of it. A run that throws keeps the extra writes
-   * for the next one (a retried write).
+   * Runs `fn` and the extra writes in one transaction (or one savepoint of the open batch), taking
+   * the write lock before the first read (IMMEDIATE), so no other connection's write lands between
+   * what `fn` reads and what it writes. Inside a caller's transaction it is a savepoint of it. A
+   * run that throws keeps the extra writes for the next one (a retried write).
    */
   run<T>(fn: () => T): T {
     const work = () => {
@@ -41,9 +47,17 @@ export class SqliteUnitOfWork implements UnitOfWork {
       for (const write of this.extra) write(result)
       return result
     }
-    const tx = transactionOf(this.sqlite)
-    const result = (this.sqlite.inTransaction ? tx(work) : tx.immediate(work)) as T
+    let result: T
+    if (this.batch !== undefined) result = this.batch.run(work)
+    else {
+      const tx = transactionOf(this.sqlite)
+      result = (this.sqlite.inTransaction ? tx(work) : tx.immediate(work)) as T
+    }
     this.extra.length = 0
     return result
+  }
+
+  onRollback(fn: () => void): void {
+    this.batch?.onRollback(fn)
   }
 }

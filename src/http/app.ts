@@ -8,6 +8,7 @@ import { createMetrics, type Metrics } from '../metrics.js'
 import { createServices, type Services } from '../services.js'
 import { auth } from '../agents/auth.js'
 import { idempotency } from '../idempotency/plugin.js'
+import { unitOfWork } from './plugins/unit-of-work.js'
 import { httpMetrics } from './plugins/metrics.js'
 import { notFound } from './plugins/not-found.js'
 import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
@@ -77,7 +78,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(notFound)
   await app.register(openApi, { version: PACKAGE_VERSION })
 
-  await app.register(idempotency, { service: services.idempotency, sqlite: deps.handle.sqlite })
+  await app.register(unitOfWork, { sqlite: deps.handle.sqlite })
+  await app.register(idempotency, { service: services.idempotency })
 
   await app.register(healthRoutes, { handle: deps.handle, metrics })
   await app.register(agentRoutes, { prefix: '/v1', agents: services.agents })

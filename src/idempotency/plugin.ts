@@ -1,14 +1,10 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import type Database from 'better-sqlite3'
-import { SqliteUnitOfWork } from '../db/unit-of-work.js'
 import { badRequest, conflict } from '../errors.js'
 import { hashBody, type IdempotencyRequest, type IdempotencyService } from './service.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The request's write: services run in it, and the idempotency record joins it. */
-    uow: SqliteUnitOfWork
     idempotency: IdempotencyState | null
   }
   interface FastifyContextConfig {
@@ -33,9 +29,8 @@ function successStatus(route: RouteOptions): number {
 }
 
 /**
- * Every request gets a unit of work (`request.uow`) that the handler passes to the service it
- * calls. On routes with `config: { idempotent: true }`, a request with an `Idempotency-Key` joins
- * its record to that unit of work: the response (serialized as the route sends it) is sealed and
+ * On routes with `config: { idempotent: true }`, a request with an `Idempotency-Key` joins its
+ * record to the request's unit of work (`request.uow`, ../http/plugins/unit-of-work.ts): the response (serialized as the route sends it) is sealed and
  * stored in the same transaction as the write it answers for, so a crash can never keep the one
  * without the other. The same key with the same method, path and body replays the stored
  * response (header `idempotent-replayed: true`); with anything else it is a 409. Failed calls store
@@ -43,13 +38,8 @@ function successStatus(route: RouteOptions): number {
  * one header lookup. Registered before the routes: it hooks the idempotent ones as they are added,
  * after auth, whose agent scopes the keys.
  */
-export const idempotency = fp<{ service: IdempotencyService; sqlite: Database.Database }>(async (app, { service, sqlite }) => {
-  app.decorateRequest('uow', null as unknown as SqliteUnitOfWork)
+export const idempotency = fp<{ service: IdempotencyService }>(async (app, { service }) => {
   app.decorateRequest('idempotency', null)
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.uow = new SqliteUnitOfWork(sqlite)
-    done()
-  })
   // Keys whose first request is still running (handlers that await, e.g. a DNS check): a
   // concurrent duplicate gets a 409 instead of running the write twice.
   const inFlight = new Set<string>()
@@ -113,7 +103,7 @@ export const idempotency = fp<{ service: IdempotencyService; sqlite: Database.Da
     route.onResponse = [release, ...asArray(route.onResponse)]
     route.onRequestAbort = [release, ...asArray(route.onRequestAbort)]
   })
-}, { name: 'idempotency', fastify: '5.x', dependencies: ['auth'] })
+}, { name: 'idempotency', fastify: '5.x', dependencies: ['auth', 'unit-of-work'] })
 
 function asArray<T>(hook: T | T[] | undefined): T[] {
   return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]

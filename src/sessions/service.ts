@@ -193,10 +193,12 @@ export class SessionsService implements TurnPartsProvider {
       const raw = await copy.stepAsync(description, output, this.llmVerify, similarityFor(copy, looked))
       const outcome = stepOn(copy, raw, looked)
       try {
-        return this.counted(uow.run(() => {
+        const result = uow.run(() => {
           this.store.persist({ ...key, version }, copy, outcome)
           return outcome.result
-        }))
+        })
+        uow.onRollback(() => this.store.forget(id))
+        return this.counted(result)
       } catch (err) {
         this.store.forget(id)
         if (!(err instanceof LostRace)) throw err

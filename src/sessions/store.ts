@@ -114,7 +114,7 @@ export class SessionStore {
   /** Runs `fn` on the session and persists its outcome in `uow`; archived sessions are read-only (409). */
   mutate<T>(uow: UnitOfWork, agentId: string, id: string, fn: (session: GoalSession) => Outcome<T>): T {
     try {
-      return uow.run(() => {
+      const result = uow.run(() => {
         const key = this.key(agentId, id)
         assertActive(key)
         const session = this.hydrate(key)
@@ -122,6 +122,9 @@ export class SessionStore {
         this.persist(key, session, outcome)
         return outcome.result
       })
+      // A group commit that fails takes this write with it: the cached engine is ahead then.
+      uow.onRollback(() => this.forget(id))
+      return result
     } catch (err) {
       // The cached engine may have changed before the failure, or its write rolled back: load it again.
       this.forget(id)

@@ -56,6 +56,35 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect((await post(t, b, `/v1/sessions/${ida}/steps`, { description: RUN[0]! }, 'fresh')).statusCode).toBe(404)
   })
 
+  it('records nothing when the group commit fails, so a retry with the key runs the step once', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const url = `/v1/sessions/${id}/steps`
+    const db = t.handle.sqlite
+    const exec = db.exec.bind(db)
+    let failNext = true
+    const spy = vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
+      if (sql === 'COMMIT' && failNext) {
+        failNext = false
+        throw new Error('disk I/O error')
+      }
+      return exec(sql)
+    })
+    const failed = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
+    spy.mockRestore()
+    expect(failed.statusCode).toBe(500)
+    expect(count(t, 'steps')).toBe(0)
+    expect(count(t, 'idempotency_keys')).toBe(0)
+    const retried = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
+    expect(retried.statusCode).toBe(201)
+    expect(retried.headers['idempotent-replayed']).toBeUndefined()
+    expect(retried.json().step_number).toBe(1)
+    const replay = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
+    expect(replay.body).toBe(retried.body)
+    expect(count(t, 'steps')).toBe(1)
+  })
+
   it('records nothing when the write fails, so a retry with the key runs the step once', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
