@@ -83,11 +83,12 @@ async function main(): Promise<void> {
       next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
     }
     const baseGet: Scenario = { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) }
-    const scenarios: Array<{ name: string; base: Scenario; scenario: Scenario; minRatio: number; maxP99?: number }> = [
+    const scenarios: Array<{ name: string; base: Scenario; scenario: Scenario; minRatio?: number; maxP99?: number }> = [
       {
         name: 'steps',
         base: basePost,
-        minRatio: 0.6,
+        // The bar the step route must hold (docs/performance.md); the other two are measured only.
+        minRatio: 0.25,
         maxP99: 25,
         scenario: {
           name: 'POST /v1/sessions/{id}/steps',
@@ -99,7 +100,6 @@ async function main(): Promise<void> {
       {
         name: 'drift',
         base: basePost,
-        minRatio: 0.6,
         scenario: {
           name: 'POST /v1/sessions/{id}/drift-checks',
           method: 'POST',
@@ -110,7 +110,6 @@ async function main(): Promise<void> {
       {
         name: 'reminder',
         base: baseGet,
-        minRatio: 0.7,
         scenario: {
           name: 'GET /v1/sessions/{id}/reminder?turn=N',
           method: 'GET',
@@ -123,7 +122,7 @@ async function main(): Promise<void> {
     const rows: Row[] = []
     for (const s of scenarios.filter((x) => want(x.name))) {
       const [base, result] = await paired(baseline, s.base, goalkeeper, s.scenario)
-      rows.push({ result: base }, { result, baseline: base, minRatio: s.minRatio, ...(s.maxP99 === undefined ? {} : { maxP99: s.maxP99 }) })
+      rows.push({ result: base }, { result, baseline: base, ...(s.minRatio === undefined ? {} : { minRatio: s.minRatio }), ...(s.maxP99 === undefined ? {} : { maxP99: s.maxP99 }) })
     }
 
     report(rows)
@@ -145,7 +144,7 @@ function report(rows: Row[]): void {
   console.table(
     rows.map(({ result: r, baseline, minRatio, maxP99 }) => {
       const ratio = baseline ? r.rps / baseline.rps : undefined
-      const ok = ratio === undefined ? '' : ratio >= minRatio! && (maxP99 === undefined || r.p99 <= maxP99) ? 'yes' : 'NO'
+      const ok = ratio === undefined || minRatio === undefined ? '' : ratio >= minRatio && (maxP99 === undefined || r.p99 <= maxP99) ? 'yes' : 'NO'
       return {
         scenario: r.name,
         'req/s': Math.round(r.rps),

@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
+import { SessionClock } from './session-clock.js'
 import type { DriftCheck } from '../engine/goal-dna.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
 import { GoalSession, type GoalSessionJSON, type RecitationContext, type ReminderOverrides, type SessionEvent, type StepResult, type WithEvents } from '../engine/goal-session.js'
@@ -96,31 +97,6 @@ export function applyOp(s: GoalSession, op: SessionOp): OpResults[SessionOp['kin
       return s.addTriedApproach(op.text)
     case 'set_context':
       return s.setContext(op.context)
-  }
-}
-
-/**
- * A session's clock: the service clock, except while an operation runs, when it is pinned to the
- * one reading the operation is recorded at (live), or was recorded at (replay). Pinning live too
- * means an op that reads the clock twice sees one instant, which the replay can reproduce.
- */
-export class SessionClock {
-  private pinnedAt: number | undefined
-  readonly clock: Clock
-
-  constructor(base: Clock) {
-    this.clock = () => this.pinnedAt ?? base()
-  }
-
-  /** Runs `fn` with the clock reading `at`. */
-  at<T>(at: number, fn: () => T): T {
-    const outer = this.pinnedAt
-    this.pinnedAt = at
-    try {
-      return fn()
-    } finally {
-      this.pinnedAt = outer
-    }
   }
 }
 

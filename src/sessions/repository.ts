@@ -17,7 +17,16 @@ export type DriftEventRow = InferSelectModel<typeof driftEvents, Db>
 /** What a write needs of the row: which session, whether it is active, and its version. */
 export type SessionKey = Pick<SessionRow, 'id' | 'agent_id' | 'status' | 'version'>
 
-/** The engine state written with a new version, on top of `version`. */
+/** A step row read back to be replayed on its session's snapshot (store.ts). */
+export interface JournalStep {
+  at: number
+  description: string
+  output: string
+  /** The drift similarity the step used; null for an `embeddings` step that fell back to `enhanced` (scored again). */
+  similarity: number | null
+}
+
+/** The engine state written with a new version, on top of `version`; no snapshot for a journaled step. */
 export interface StateWrite {
   id: string
   agent_id: string
@@ -25,7 +34,7 @@ export interface StateWrite {
   goal: string
   plan: string
   state: string
-  snapshot: string
+  snapshot: string | undefined
   updated_at: number
 }
 
@@ -46,6 +55,7 @@ export class SessionRepository {
   private readonly listByStatus: Stmt<[string, string, string, number], SessionRow>
   private readonly insertStepRow: Stmt<[InferInsertModel<typeof steps, Db>]>
   private readonly listStepRows: Stmt<[string, string, number, number], StepRow>
+  private readonly journalStepRows: Stmt<[string, number], JournalStep>
   private readonly insertDriftEventRow: Stmt<[InferInsertModel<typeof driftEvents, Db>]>
   private readonly listDriftEventRows: Stmt<[string, string, number, number], DriftEventRow>
 
@@ -69,6 +79,9 @@ export class SessionRepository {
     this.insertStepRow = prepare(`INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version)
       VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version)`)
     this.listStepRows = prepare('SELECT * FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?')
+    this.journalStepRows = prepare(`SELECT created_at AS at, description, output,
+        CASE WHEN drift ->> '$.similarity_mode' = 'enhanced' THEN NULL ELSE drift ->> '$.similarity' END AS similarity
+      FROM steps WHERE session_id = ? AND step_number > ? ORDER BY step_number`)
     this.insertDriftEventRow = prepare(`INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
       VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`)
     this.listDriftEventRows = prepare('SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?')
@@ -96,7 +109,7 @@ export class SessionRepository {
   writeState(w: StateWrite): boolean {
     const { snapshot, ...row } = w
     if (this.writeRow.run(row).changes !== 1) return false
-    this.putSnapshot.run(w.id, w.version + 1, snapshot)
+    if (snapshot !== undefined) this.putSnapshot.run(w.id, w.version + 1, snapshot)
     return true
   }
 
@@ -120,6 +133,11 @@ export class SessionRepository {
 
   steps(agentId: string, id: string, after: number, limit: number): StepRow[] {
     return this.listStepRows.all(id, agentId, after, limit + 1)
+  }
+
+  /** The session's steps numbered past `stepCount` (its snapshot's), oldest first. */
+  journalSteps(id: string, stepCount: number): JournalStep[] {
+    return this.journalStepRows.all(id, stepCount)
   }
 
   insertDriftEvent(row: InferInsertModel<typeof driftEvents, Db>): void {

@@ -189,12 +189,13 @@ export class SessionsService implements TurnPartsProvider {
     }
     let key = this.store.key(agentId, id)
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
-      const { version, session: copy } = this.store.load(key)
-      const raw = await copy.stepAsync(description, output, this.llmVerify, similarityFor(copy, looked))
-      const outcome = stepOn(copy, raw, looked)
+      const copy = this.store.load(key)
+      const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked))
+      // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
+      const outcome = { ...stepOn(copy.session, raw, looked), snapshot: true }
       try {
         const result = uow.run(() => {
-          this.store.persist({ ...key, version }, copy, outcome)
+          this.store.persist(key, copy, outcome)
           return outcome.result
         })
         uow.onRollback(() => this.store.forget(id))

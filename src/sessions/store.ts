@@ -1,10 +1,17 @@
 /**
  * Load → engine → persist for goal sessions. A write runs in the caller's unit of work: it reads
  * the row's key (agent, status, version), takes the hydrated session for that version, runs the
- * engine, and writes the new state with its full snapshot, checked against the version it was
- * computed from, together with the step row, drift events and outbox messages of the episode
- * events. Hydrated sessions are kept in an LRU keyed by id and version: the row's version is read
- * on every request, so a session written by another process is never served stale.
+ * engine, and writes the new state checked against the version it was computed from, together
+ * with the step row, drift events and outbox messages of the episode events.
+ *
+ * The engine state is a snapshot plus the steps after it: a step's row is its journal entry, so a
+ * step writes no snapshot until SNAPSHOT_EVERY steps have piled up (every other write takes one).
+ * Loading replays those steps, each at the clock reading it ran at and with the score it used, so
+ * the rebuilt engine equals the one that served them. A full snapshot per step cost about half a
+ * step's server time under load (docs/performance.md).
+ *
+ * Hydrated sessions are kept in an LRU keyed by id and version: the row's version is read on every
+ * request, so a session written by another process is never served stale.
  */
 import { LRUCache } from 'lru-cache'
 import type { UnitOfWork } from '../db/unit-of-work.js'
@@ -16,6 +23,7 @@ import type { Metrics } from '../metrics.js'
 import { enqueue } from '../webhooks/outbox.js'
 import type Database from 'better-sqlite3'
 import { SessionRepository, type SessionKey, type SessionRow } from './repository.js'
+import { SessionClock } from './session-clock.js'
 
 export const SESSION_CACHE_MAX = 500
 
@@ -24,8 +32,10 @@ export interface Outcome<T> {
   result: T
   events?: SessionEvent[]
   drift_events?: DriftEvent[]
-  /** A step's input, recorded as its row of the step log. */
+  /** A step's input, recorded as its row of the step log (and journal entry). */
   step?: { description: string; output: string; result: StepResult }
+  /** Write a snapshot even for a step (one computed off the pinned clock, e.g. while an LLM answered). */
+  snapshot?: boolean
 }
 
 /** The version check failed: another writer committed first. */
@@ -43,10 +53,16 @@ export function assertActive(key: SessionKey): void {
   if (key.status === 'archived') throw conflict(`Session ${key.id} is archived; unarchive it (PATCH status: active) to change it.`)
 }
 
-interface Cached {
+/** Steps journaled between two snapshots: bounds the replay of a cache miss. */
+export const SNAPSHOT_EVERY = 32
+
+/** A hydrated session as of `version`, on its own clock, with the steps journaled since its snapshot. */
+export interface Hydrated {
   agentId: string
   version: number
   session: GoalSession
+  clock: SessionClock
+  pending: number
 }
 
 export class SessionStore {
@@ -56,7 +72,7 @@ export class SessionStore {
   private readonly metrics: Metrics
   private readonly engineOptions: GoalSessionOptions
   /** Absent when caching is off (`cacheMax: 0`): every request loads its session. */
-  private readonly cache: LRUCache<string, Cached> | undefined
+  private readonly cache: LRUCache<string, Hydrated> | undefined
 
   constructor(opts: { sqlite: Database.Database; clock: Clock; metrics: Metrics; engineOptions: GoalSessionOptions; cacheMax?: number | undefined }) {
     this.sqlite = opts.sqlite
@@ -65,7 +81,7 @@ export class SessionStore {
     this.metrics = opts.metrics
     this.engineOptions = { ...opts.engineOptions, clock: opts.clock }
     const max = opts.cacheMax ?? SESSION_CACHE_MAX
-    this.cache = max > 0 ? new LRUCache<string, Cached>({ max }) : undefined
+    this.cache = max > 0 ? new LRUCache<string, Hydrated>({ max }) : undefined
   }
 
   newSession(init: ConstructorParameters<typeof GoalSession>[0]): GoalSession {
@@ -84,22 +100,36 @@ export class SessionStore {
     return key
   }
 
-  /** The engine for this row's version: cached, or loaded from its snapshot. Read-only use, or inside a write. */
+  /** The engine for this row's version, for reads. */
   hydrate(key: SessionKey): GoalSession {
-    const hit = this.cache?.get(key.id)
-    if (hit !== undefined && hit.version === key.version && hit.agentId === key.agent_id) return hit.session
-    const { version, session } = this.load(key)
-    // A status or metadata change moves the row's version without a new snapshot. A snapshot newer
-    // than the key read before it (another process wrote in between) is used but not cached.
-    if (version <= key.version) this.cache?.set(key.id, { agentId: key.agent_id, version: key.version, session })
-    return session
+    return this.entry(key).session
   }
 
-  /** A private copy from the stored snapshot, for work that awaits (the cached one is never touched then). */
-  load(key: SessionKey): { version: number; session: GoalSession } {
-    const snap = this.repo.snapshot(key.id)
-    if (snap === undefined) throw notFound('session', key.id)
-    return { version: snap.version, session: GoalSession.fromJSON(JSON.parse(snap.snapshot) as GoalSessionJSON, this.engineOptions) }
+  /** The cached engine of this row's version, or one loaded from its snapshot and journal. */
+  private entry(key: SessionKey): Hydrated {
+    const hit = this.cache?.get(key.id)
+    if (hit !== undefined && hit.version === key.version && hit.agentId === key.agent_id) return hit
+    const loaded = this.load(key)
+    // A write racing this read (another process) may have moved the row on: cached only inside a
+    // write's transaction or when nothing moved, as the version read is then the loaded state's.
+    if (this.sqlite.inTransaction || this.repo.key(key.agent_id, key.id)?.version === key.version) this.cache?.set(key.id, loaded)
+    return loaded
+  }
+
+  /** A private copy from the stored state (for work that awaits: the cached one is never touched then). */
+  load(key: SessionKey): Hydrated {
+    const read = () => {
+      const snap = this.repo.snapshot(key.id)
+      if (snap === undefined) throw notFound('session', key.id)
+      const json = JSON.parse(snap.snapshot) as GoalSessionJSON
+      return { json, steps: this.repo.journalSteps(key.id, json.step_count) }
+    }
+    // One read transaction, so a writer on another connection cannot land between the two reads.
+    const { json, steps } = this.sqlite.inTransaction ? read() : this.sqlite.transaction(read)()
+    const clock = new SessionClock(this.clock)
+    const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
+    for (const s of steps) clock.at(s.at, () => session.step(s.description, s.output, s.similarity ?? undefined))
+    return { agentId: key.agent_id, version: key.version, session, clock, pending: steps.length }
   }
 
   forget(id: string): void {
@@ -117,27 +147,30 @@ export class SessionStore {
       const result = uow.run(() => {
         const key = this.key(agentId, id)
         assertActive(key)
-        const session = this.hydrate(key)
-        const outcome = fn(session)
-        this.persist(key, session, outcome)
+        const entry = this.entry(key)
+        // One clock reading for the whole operation: the one its journal entry records.
+        const now = this.clock()
+        const outcome = entry.clock.at(now, () => fn(entry.session))
+        this.persist(key, entry, outcome, now)
         return outcome.result
       })
       // A group commit that fails takes this write with it: the cached engine is ahead then.
       uow.onRollback(() => this.forget(id))
       return result
     } catch (err) {
-      // The cached engine may have changed before the failure, or its write rolled back: load it again.
+      // The cached engine may have changed before the failure: load it again next time.
       this.forget(id)
       throw err instanceof LostRace ? raceConflict() : err
     }
   }
 
   /**
-   * Writes `session` (computed from `key.version`) as the next version with the outcome's rows;
-   * throws LostRace when the row has moved on. The caller holds the transaction.
+   * Writes `entry.session` (computed from `key.version`) as the next version with the outcome's
+   * rows; throws LostRace when the row has moved on. The caller holds the transaction.
    */
-  persist<T>(key: SessionKey, session: GoalSession, outcome: Outcome<T>): void {
-    const now = this.clock()
+  persist<T>(key: SessionKey, entry: Hydrated, outcome: Outcome<T>, now: number = this.clock()): void {
+    const { session } = entry
+    const journaled = outcome.step !== undefined && outcome.snapshot !== true && entry.pending + 1 < SNAPSHOT_EVERY
     const written = this.repo.writeState({
       id: key.id,
       agent_id: key.agent_id,
@@ -145,7 +178,7 @@ export class SessionStore {
       goal: session.goal,
       plan: JSON.stringify(session.plan),
       state: JSON.stringify(session.state()),
-      snapshot: JSON.stringify(session.toJSON()),
+      snapshot: journaled ? undefined : JSON.stringify(session.toJSON()),
       updated_at: now,
     })
     if (!written) throw new LostRace()
@@ -178,6 +211,6 @@ export class SessionStore {
       this.metrics.driftEvents.inc({ severity: e.severity })
     }
     for (const e of outcome.events ?? []) enqueue(this.sqlite, key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
-    this.cache?.set(key.id, { agentId: key.agent_id, version, session })
+    this.cache?.set(key.id, { ...entry, version, pending: journaled ? entry.pending + 1 : 0 })
   }
 }
