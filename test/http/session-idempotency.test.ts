@@ -56,44 +56,30 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect((await post(t, b, `/v1/sessions/${ida}/steps`, { description: RUN[0]! }, 'fresh')).statusCode).toBe(404)
   })
 
-  it('records nothing when the group commit fails, so a retry with the key runs the step once', async () => {
-    const t = await buildTestApp()
-    const a = await t.createAgent()
-    const id = await createSession(t, a)
-    const url = `/v1/sessions/${id}/steps`
-    const db = t.handle.sqlite
-    const exec = db.exec.bind(db)
-    let failNext = true
-    const spy = vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
-      if (sql === 'COMMIT' && failNext) {
-        failNext = false
-        throw new Error('disk I/O error')
-      }
-      return exec(sql)
-    })
-    const failed = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
-    spy.mockRestore()
-    expect(failed.statusCode).toBe(500)
-    expect(count(t, 'steps')).toBe(0)
-    expect(count(t, 'idempotency_keys')).toBe(0)
-    const retried = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
-    expect(retried.statusCode).toBe(201)
-    expect(retried.headers['idempotent-replayed']).toBeUndefined()
-    expect(retried.json().step_number).toBe(1)
-    const replay = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
-    expect(replay.body).toBe(retried.body)
-    expect(count(t, 'steps')).toBe(1)
-  })
-
-  it('records nothing when the write fails, so a retry with the key runs the step once', async () => {
-    const t = await buildTestApp()
-    const a = await t.createAgent()
-    const id = await createSession(t, a)
-    const url = `/v1/sessions/${id}/steps`
-    // The record is the last write of the step's transaction: its failure takes the step with it.
-    const spy = vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
+  it.each([
+    // The group commit's COMMIT fails: every write of the batch is gone.
+    ['the group commit fails', (t: TestApp) => {
+      const db = t.handle.sqlite
+      const exec = db.exec.bind(db)
+      let failNext = true
+      return vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
+        if (sql === 'COMMIT' && failNext) {
+          failNext = false
+          throw new Error('disk I/O error')
+        }
+        return exec(sql)
+      })
+    }],
+    // The record is the last write of the step's savepoint: its failure takes the step with it.
+    ['the record cannot be written', (t: TestApp) => vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
       throw new Error('disk I/O error')
-    })
+    })],
+  ])('records nothing when %s, so a retry with the key runs the step once', async (_what, breakIt) => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const url = `/v1/sessions/${id}/steps`
+    const spy = breakIt(t)
     const failed = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     spy.mockRestore()
     expect(failed.statusCode).toBe(500)
@@ -102,27 +88,11 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     const retried = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     expect(retried.statusCode).toBe(201)
     expect(retried.headers['idempotent-replayed']).toBeUndefined()
+    // The cached engine rolled back too: the retry is step 1.
     expect(retried.json().step_number).toBe(1)
     const replay = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     expect(replay.body).toBe(retried.body)
     expect(count(t, 'steps')).toBe(1)
-  })
-
-  it('rolls the step back when its record cannot be stored', async () => {
-    const t = await buildTestApp()
-    const a = await t.createAgent()
-    const id = await createSession(t, a)
-    const spy = vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
-      throw new Error('no space')
-    })
-    const failed = await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! }, 'k')
-    spy.mockRestore()
-    expect(failed.statusCode).toBe(500)
-    expect(count(t, 'steps')).toBe(0)
-    // The cached engine state rolled back too: the next step is step 1.
-    const ok = await post(t, a, `/v1/sessions/${id}/steps`, { description: RUN[0]! }, 'k')
-    expect(ok.json().step_number).toBe(1)
-    expect((await summary(t, a, id)).verifications).toBe(1)
   })
 
   it('costs nothing without the header: no record is written', async () => {
