@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { forbidden, unauthorized } from '../errors.js'
+import { asArray } from '../route-hooks.js'
 import type { AgentsService } from './service.js'
 
 /** Who may call a route: the admin token, an agent API key, or anyone. */
@@ -118,7 +119,3 @@ export const auth = fp<AuthOptions>(
   },
   { name: 'auth', fastify: '5.x', dependencies: ['problem-json'] },
 )
-
-function asArray<T>(hook: T | T[] | undefined): T[] {
-  return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]
-}

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { badRequest, conflict } from '../errors.js'
+import { asArray } from '../route-hooks.js'
 import { hashBody, type IdempotencyRequest, type IdempotencyService } from './service.js'
 
 declare module 'fastify' {
@@ -104,7 +105,3 @@ export const idempotency = fp<{ service: IdempotencyService }>(async (app, { ser
     route.onRequestAbort = [release, ...asArray(route.onRequestAbort)]
   })
 }, { name: 'idempotency', fastify: '5.x', dependencies: ['auth', 'unit-of-work'] })
-
-function asArray<T>(hook: T | T[] | undefined): T[] {
-  return hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]
-}

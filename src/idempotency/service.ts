@@ -139,7 +139,7 @@ export class IdempotencyService {
   }
 
   /** Runs `fn` in one transaction (a savepoint inside an open one): a create and its record commit together. */
-  transaction<T>(fn: () => T): T {
+  private transaction<T>(fn: () => T): T {
     return this.handle.sqlite.transaction(fn)()
   }
 

@@ -2,9 +2,9 @@
  * The one module that reads and writes `reminders` and its two side tables, `reminder_fires`
  * (one row per announced occurrence) and `reminder_holds` (an occurrence quiet hours hold back).
  * Every SQL statement over them is here (full-text search over them is search.ts), so a second
- * SQL dialect replaces these files and nothing above them. Every write to a reminder sets `updated_at`: the ticker tells a hold taken under an
- * older plan by it. Statements are prepared on first use (`lazyPrepare`); the callers hold the
- * transaction. Every statement is scoped by agent_id except the scheduler's cross-agent scan and
+ * SQL dialect replaces these files and nothing above them. Every write to a reminder sets
+ * `updated_at`: the ticker tells a hold taken under an older plan by it. Statements are prepared
+ * on first use (`lazyPrepare`); the callers hold the transaction. Every statement is scoped by agent_id except the scheduler's cross-agent scan and
  * the side tables' (keyed by the reminder's id), so another agent's id simply finds nothing.
  */
 import type Database from 'better-sqlite3'

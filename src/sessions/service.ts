@@ -25,11 +25,12 @@ import { SessionConfigError } from '../engine/session-config.js'
 import { badRequest, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
-import type { Page } from '../pagination.js'
+import { intCursor, pageOf, type Page } from '../pagination.js'
 import type { GoalEmbeddings } from '../providers/embeddings.js'
 import type { TurnPartsProvider } from '../reminders/turns.js'
 import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './model.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
+import type { SessionKey } from './repository.js'
 import { assertActive, LostRace, raceConflict, SessionStore, type Outcome } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
 
@@ -48,13 +49,6 @@ export interface SessionsDeps {
 
 /** Attempts of an LLM-verified step before a lost race becomes a 409. */
 const STEP_ATTEMPTS = 3
-
-/** Cursor of a list keyed by an integer (step number, event sequence): its decimal string. */
-function intCursor(cursor: string | undefined): number {
-  if (cursor === undefined) return 0
-  const n = Number(cursor)
-  return Number.isSafeInteger(n) && n >= 0 ? n : Number.MAX_SAFE_INTEGER
-}
 
 export class SessionsService implements TurnPartsProvider {
   readonly store: SessionStore
@@ -116,9 +110,8 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   list(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Page<Session> {
-    const rows = this.store.repo.list(agentId, status, limit, cursor)
-    const items = rows.slice(0, limit).map(toSession)
-    return { items, next_cursor: rows.length > limit ? items[items.length - 1]!.id : null }
+    const page = pageOf(this.store.repo.list(agentId, status, limit, cursor), limit)
+    return { ...page, items: page.items.map(toSession) }
   }
 
   get(agentId: string, id: string): Session {
@@ -172,27 +165,27 @@ export class SessionsService implements TurnPartsProvider {
   async step(agentId: string, id: string, input: { description: string; output?: string }, uow: UnitOfWork = this.own()): Promise<StepResult> {
     const description = input.description
     const output = input.output ?? ''
-    const stepOn = (s: GoalSession, raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
+    const stepOn = (raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
       noteFallback(raw.drift, looked)
       const { events, ...result } = raw
       return { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { description, output, result } }
     }
     // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
     if (this.llmVerify === undefined && this.embeddings === undefined) {
-      return this.counted(this.write(agentId, id, (s) => stepOn(s, s.step(description, output)), uow))
+      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output)), uow))
     }
     const meta = this.store.meta(agentId, id)
     assertActive(meta)
     const looked = await lookUp(this.embeddings, meta, description)
     if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
-      return this.counted(this.write(agentId, id, (s) => stepOn(s, s.step(description, output, similarityFor(s, looked)), looked), uow))
+      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked)), looked), uow))
     }
-    let key = this.store.key(agentId, id)
+    let key: SessionKey = meta
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
       const copy = this.store.load(key)
       const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked))
       // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
-      const outcome = { ...stepOn(copy.session, raw, looked), snapshot: true }
+      const outcome = { ...stepOn(raw, looked), snapshot: true }
       try {
         const result = uow.run(() => {
           this.store.persist(key, copy, outcome)
@@ -217,9 +210,8 @@ export class SessionsService implements TurnPartsProvider {
 
   steps(agentId: string, id: string, limit: number, cursor?: string): Page<StepLogEntry> {
     this.store.key(agentId, id)
-    const rows = this.store.repo.steps(agentId, id, intCursor(cursor), limit)
-    const items = rows.slice(0, limit).map(toStep)
-    return { items, next_cursor: rows.length > limit ? String(items[items.length - 1]!.step_number) : null }
+    const page = pageOf(this.store.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
+    return { ...page, items: page.items.map(toStep) }
   }
 
   /** A session using embeddings asks the provider first, outside the transaction. */
@@ -243,9 +235,8 @@ export class SessionsService implements TurnPartsProvider {
 
   driftEvents(agentId: string, id: string, limit: number, cursor?: string): Page<DriftEvent> {
     this.store.key(agentId, id)
-    const rows = this.store.repo.driftEvents(agentId, id, intCursor(cursor), limit)
-    const page = rows.slice(0, limit)
-    return { items: page.map(toDriftEvent), next_cursor: rows.length > limit ? String(page[page.length - 1]!.seq) : null }
+    const page = pageOf(this.store.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
+    return { ...page, items: page.items.map(toDriftEvent) }
   }
 
   resetDrift(agentId: string, id: string): GoalState {

@@ -110,26 +110,28 @@ export class SessionStore {
     const hit = this.cache?.get(key.id)
     if (hit !== undefined && hit.version === key.version && hit.agentId === key.agent_id) return hit
     const loaded = this.load(key)
-    // A write racing this read (another process) may have moved the row on: cached only inside a
-    // write's transaction or when nothing moved, as the version read is then the loaded state's.
-    if (this.sqlite.inTransaction || this.repo.key(key.agent_id, key.id)?.version === key.version) this.cache?.set(key.id, loaded)
+    this.cache?.set(key.id, loaded)
     return loaded
   }
 
-  /** A private copy from the stored state (for work that awaits: the cached one is never touched then). */
+  /**
+   * A private copy from the stored state (for work that awaits: the cached one is never touched
+   * then), labelled with the version its own reads saw, which another process may have moved past `key`.
+   */
   load(key: SessionKey): Hydrated {
     const read = () => {
+      const version = this.repo.key(key.agent_id, key.id)?.version
       const snap = this.repo.snapshot(key.id)
-      if (snap === undefined) throw notFound('session', key.id)
+      if (version === undefined || snap === undefined) throw notFound('session', key.id)
       const json = JSON.parse(snap.snapshot) as GoalSessionJSON
-      return { json, steps: this.repo.journalSteps(key.id, json.step_count) }
+      return { version, json, steps: this.repo.journalSteps(key.id, json.step_count) }
     }
-    // One read transaction, so a writer on another connection cannot land between the two reads.
-    const { json, steps } = this.sqlite.inTransaction ? read() : this.sqlite.transaction(read)()
+    // One read transaction, so a writer on another connection cannot land between the reads.
+    const { version, json, steps } = this.sqlite.inTransaction ? read() : this.sqlite.transaction(read)()
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
     for (const s of steps) clock.at(s.at, () => session.step(s.description, s.output, s.similarity ?? undefined))
-    return { agentId: key.agent_id, version: key.version, session, clock, pending: steps.length }
+    return { agentId: key.agent_id, version, session, clock, pending: steps.length }
   }
 
   forget(id: string): void {
@@ -165,7 +167,7 @@ export class SessionStore {
   }
 
   /**
-   * Writes `entry.session` (computed from `key.version`) as the next version with the outcome's
+   * Writes `entry.session` (computed from `entry.version`) as the next version with the outcome's
    * rows; throws LostRace when the row has moved on. The caller holds the transaction.
    */
   persist<T>(key: SessionKey, entry: Hydrated, outcome: Outcome<T>, now: number = this.clock()): void {
@@ -174,7 +176,7 @@ export class SessionStore {
     const written = this.repo.writeState({
       id: key.id,
       agent_id: key.agent_id,
-      version: key.version,
+      version: entry.version,
       goal: session.goal,
       plan: JSON.stringify(session.plan),
       state: JSON.stringify(session.state()),
@@ -182,7 +184,7 @@ export class SessionStore {
       updated_at: now,
     })
     if (!written) throw new LostRace()
-    const version = key.version + 1
+    const version = entry.version + 1
     if (outcome.step !== undefined) {
       const { description, output, result } = outcome.step
       this.repo.insertStep({

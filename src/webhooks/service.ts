@@ -5,6 +5,7 @@ import { webhookAttempts, webhookDeliveries, webhooks } from '../db/schema/webho
 import { isoAt, type Clock } from '../engine/clock.js'
 import { notFound } from '../errors.js'
 import { newId } from '../ids.js'
+import { pageOf, type Page } from '../pagination.js'
 import { enqueue, type EventType } from './outbox.js'
 import type { DeliverySettings } from './retry-policy.js'
 import { ROTATION_OVERLAP_MS, generateSecret } from './sign.js'
@@ -37,11 +38,6 @@ export interface AttemptView {
   next_attempt_at: string | null
 }
 
-export interface ListPage<T> {
-  items: T[]
-  next_cursor: string | null
-}
-
 const iso = (ms: number | null) => (ms === null ? null : isoAt(ms))
 
 function view(r: Row): WebhookView {
@@ -56,12 +52,6 @@ function view(r: Row): WebhookView {
     created_at: isoAt(r.createdAt),
     updated_at: isoAt(r.updatedAt),
   }
-}
-
-function page<T extends { id: string }>(rows: T[], limit: number): ListPage<T> {
-  if (rows.length <= limit) return { items: rows, next_cursor: null }
-  const items = rows.slice(0, limit)
-  return { items, next_cursor: items[items.length - 1]!.id }
 }
 
 /** Webhook subscriptions of one agent; every query filters on `agent_id`. */
@@ -114,12 +104,12 @@ export class WebhooksService {
     })
   }
 
-  list(agentId: string, opts: { limit: number; cursor?: string | undefined }): ListPage<WebhookView> {
+  list(agentId: string, opts: { limit: number; cursor?: string | undefined }): Page<WebhookView> {
     const where = opts.cursor
       ? and(eq(webhooks.agentId, agentId), gt(webhooks.id, opts.cursor))
       : eq(webhooks.agentId, agentId)
     const rows = this.handle.db.select().from(webhooks).where(where).orderBy(webhooks.id).limit(opts.limit + 1).all()
-    return page(rows.map(view), opts.limit)
+    return pageOf(rows.map(view), opts.limit)
   }
 
   get(agentId: string, id: string): WebhookView {
@@ -195,7 +185,7 @@ export class WebhooksService {
   }
 
   /** The attempts log, newest first. */
-  attempts(agentId: string, id: string, opts: { limit: number; cursor?: string | undefined }): ListPage<AttemptView> {
+  attempts(agentId: string, id: string, opts: { limit: number; cursor?: string | undefined }): Page<AttemptView> {
     this.row(agentId, id)
     const base = and(eq(webhookAttempts.agentId, agentId), eq(webhookAttempts.webhookId, id))
     const where = opts.cursor ? and(base, lt(webhookAttempts.id, opts.cursor)) : base
@@ -206,7 +196,7 @@ export class WebhooksService {
       .orderBy(desc(webhookAttempts.id))
       .limit(opts.limit + 1)
       .all()
-    return page(
+    return pageOf(
       rows.map((a) => ({
         id: a.id,
         message_id: a.messageId,
