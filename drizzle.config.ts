@@ -1,8 +1,10 @@
 import { defineConfig } from 'drizzle-kit'
 
-export default defineConfig({
-  dialect: 'sqlite',
-  schema: './src/db/schema/index.ts',
-  out: './migrations',
-  strict: true,
-})
+// Both dialects: `npm run db:generate` runs drizzle-kit once per dialect (DRIZZLE_DIALECT picks).
+const postgres = process.env.DRIZZLE_DIALECT === 'postgresql'
+
+export default defineConfig(
+  postgres
+    ? { dialect: 'postgresql', schema: './src/db/pg-schema/index.ts', out: './migrations/pg', strict: true }
+    : { dialect: 'sqlite', schema: './src/db/schema/index.ts', out: './migrations', strict: true },
+)

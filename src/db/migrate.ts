@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import type { DbHandle } from './client.js'
+import { assertSchemaKnown, readJournal } from './migration-journal.js'
 
 /** `migrations/` at the package root, from src/db (tsx) and dist/db (built) alike. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url))
@@ -13,6 +12,7 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', impor
  * rebuild would otherwise cascade-delete child rows; `foreign_key_check` proves nothing dangles.
  */
 export function runMigrations(handle: DbHandle, folder: string = MIGRATIONS_FOLDER): void {
+  assertSchemaKnown(newestApplied(handle), readJournal(folder))
   handle.sqlite.pragma('foreign_keys = OFF')
   try {
     migrate(handle.db, { migrationsFolder: folder })
@@ -26,10 +26,17 @@ export function runMigrations(handle: DbHandle, folder: string = MIGRATIONS_FOLD
 /** True when every migration in the folder's journal has been applied (for /readyz). */
 export function migrationsApplied(handle: DbHandle, folder: string = MIGRATIONS_FOLDER): boolean {
   try {
-    const journal = JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }
+    const journal = readJournal(folder)
     const row = handle.sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }
     return row.n > 0 && row.n >= journal.entries.length
   } catch {
     return false
   }
+}
+
+function newestApplied(handle: DbHandle): number | undefined {
+  const table = handle.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'`).get()
+  if (table === undefined) return undefined
+  const row = handle.sqlite.prepare('SELECT max(created_at) AS newest FROM __drizzle_migrations').get() as { newest: number | null }
+  return row.newest ?? undefined
 }

@@ -32,6 +32,14 @@ describe('database', () => {
     again.close()
   })
 
+  it('refuses a database migrated by a newer goalkeeper, naming what to do', () => {
+    const h = openDb(':memory:')
+    runMigrations(h)
+    h.sqlite.prepare("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('future', ?)").run(Date.now() + 86_400_000)
+    expect(() => runMigrations(h)).toThrow(/schema is newer than this goalkeeper knows.*run the newer goalkeeper/)
+    h.close()
+  })
+
   it('cascades an agent delete to its keys', () => {
     const h = openDb(':memory:')
     runMigrations(h)

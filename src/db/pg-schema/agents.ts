@@ -1,0 +1,38 @@
+import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { ms } from './columns.js'
+
+/** Tenants; see src/db/schema/agents.ts (the SQLite twin of every table here holds the comments). */
+export const agents = pgTable('agents', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: ms('created_at').notNull(),
+})
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    keyHash: text('key_hash').notNull().unique(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [index('api_keys_agent_idx').on(t.agentId)],
+)
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    scope: text('scope').notNull(),
+    key: text('key').notNull(),
+    agentId: text('agent_id').references(() => agents.id, { onDelete: 'cascade' }),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    bodyHash: text('body_hash').notNull(),
+    status: integer('status').notNull(),
+    responseBody: text('response_body').notNull(),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
+)

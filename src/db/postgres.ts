@@ -1,0 +1,28 @@
+import pg from 'pg'
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
+import * as schema from './pg-schema/index.js'
+
+export type PgDb = NodePgDatabase<typeof schema>
+
+/** A pool of connections to one PostgreSQL database, with its drizzle handle. */
+export interface PgHandle {
+  db: PgDb
+  pool: pg.Pool
+  close(): Promise<void>
+}
+
+const INT8_OID = 20
+
+// Epoch milliseconds and serials are int8, which pg hands back as strings (they may exceed 2^53);
+// ours stay far below, so they are read as numbers, as SQLite gives them.
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+}
+
+export function openPg(url: string, options: { max?: number } = {}): PgHandle {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types })
+  // An idle client's connection dropped by the server must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+  return { db: drizzle({ client: pool, schema }), pool, close: () => pool.end() }
+}

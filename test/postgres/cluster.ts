@@ -1,0 +1,94 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/**
+ * A throwaway PostgreSQL cluster for tests and benchmarks: `initdb` into a temp folder, a server on
+ * a free loopback port, removed again by `stop()`. It uses the server binaries of the machine
+ * (`GOALKEEPER_PG_BIN`, else the newest `/usr/lib/postgresql/<n>/bin`); `initdb` refuses to run
+ * as root, so as root it runs as the `postgres` user.
+ */
+export interface PgCluster {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres`, trust authentication. */
+  url: string
+  stop(): void
+}
+
+export const HOW_TO_ENABLE =
+  'install the PostgreSQL server binaries (Debian: apt-get install postgresql) or set GOALKEEPER_PG_BIN to the folder holding initdb and pg_ctl'
+
+/** The folder holding `initdb` and `pg_ctl`, or undefined when the machine has none. */
+export function findPgBin(): string | undefined {
+  const fromEnv = process.env.GOALKEEPER_PG_BIN
+  if (fromEnv) return existsSync(join(fromEnv, 'initdb')) ? fromEnv : undefined
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return undefined
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a))
+  return versions.length > 0 ? join(root, versions[0]!, 'bin') : undefined
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface ClusterOptions {
+  /** Durable commits (benchmarks). Tests run with fsync off: nothing they write must survive a crash of the machine. */
+  durable?: boolean
+  maxConnections?: number
+}
+
+export async function startPgCluster(bin: string, options: ClusterOptions = {}): Promise<PgCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'goalkeeper-pg-'))
+  const asRoot = process.getuid?.() === 0
+  let uid: number | undefined
+  if (asRoot) {
+    uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim())
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
+    chownSync(dir, uid, gid)
+  }
+  const run = (cmd: string, args: string[]): void => {
+    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args]
+    const res = spawnSync(file, argv, { encoding: 'utf8', cwd: dir })
+    if (res.status !== 0) throw new Error(`${cmd} failed (${res.status}): ${res.stderr || res.stdout || res.error?.message}`)
+  }
+  const data = join(dir, 'data')
+  const port = await freePort()
+  const settings = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    "-c listen_addresses='127.0.0.1'",
+    `-c max_connections=${options.maxConnections ?? 200}`,
+    ...(options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
+  ]
+  try {
+    run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
+    run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '30', 'start'])
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true })
+    throw err
+  }
+  let stopped = false
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      if (stopped) return
+      stopped = true
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'])
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  }
+}
