@@ -51,7 +51,7 @@ async function startReceiver(): Promise<{ child: ChildProcess; port: number; ask
 async function freshDb(dir: string, name: string, port: number, send: (m: object) => void): Promise<DbHandle> {
   const handle = openDb(join(dir, name))
   runMigrations(handle)
-  const svc = new WebhooksService(handle, wallClock, settings)
+  const svc = new WebhooksService(handle.sqlite, wallClock, settings)
   const secrets: Record<string, string> = {}
   for (let a = 0; a < AGENTS; a++) {
     handle.sqlite.prepare('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0)').run(`agt_${a}`, `a${a}`)

@@ -19,7 +19,7 @@ import { bench, report } from './harness.js'
 const dir = mkdtempSync(join(tmpdir(), 'gk-bench-'))
 const handle = openDb(join(dir, 'bench.db'))
 runMigrations(handle)
-const agent = new AgentsService(handle, wallClock).create('bench')
+const agent = new AgentsService(handle.sqlite, wallClock).create('bench')
 const GOAL = 'Build a REST API for user management with authentication, tests and documentation'
 const PLAN = ['design the user schema', 'implement auth endpoints', 'add password reset', 'write tests', 'write docs']
 const steps = [

@@ -42,15 +42,15 @@ export function createServices(deps: ServiceDeps) {
   })
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.
-    agents: new AgentsService(deps.handle, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
-    idempotency: new IdempotencyService(deps.handle, deps.clock, deps.config.idempotencySecret),
+    agents: new AgentsService(deps.handle.sqlite, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
+    idempotency: new IdempotencyService(deps.handle.sqlite, deps.clock, deps.config.idempotencySecret),
     sessions,
     settings,
     reminders,
     reminderSearch,
     // Sessions contribute their goal reminder and recitation to each turn.
     turns: new TurnsService(reminders, reminderSearch, deps.clock, sessions),
-    webhooks: new WebhooksService(deps.handle, deps.clock, deps.config.webhook),
+    webhooks: new WebhooksService(deps.handle.sqlite, deps.clock, deps.config.webhook),
   }
 }
 

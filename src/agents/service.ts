@@ -1,13 +1,11 @@
 import { createHash, hash as oneShotHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { and, asc, count, eq, gt } from 'drizzle-orm'
+import type Database from 'better-sqlite3'
 import { LRUCache } from 'lru-cache'
-import type { Statement } from 'better-sqlite3'
-import type { DbHandle } from '../db/client.js'
-import { agents, apiKeys } from '../db/schema/index.js'
 import { isoAt, type Clock } from '../engine/clock.js'
 import { notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import { pageOf, type Page } from '../pagination.js'
+import { AgentRepository } from './repository.js'
 
 export interface Agent {
   id: string
@@ -44,18 +42,16 @@ export function hashApiKey(key: string): Buffer {
 
 /** Agents (tenants) and their API keys. */
 export class AgentsService {
-  // Prepared lazily: the service is built before /readyz may find an unmigrated database.
-  #byHash: Statement<[string], { agent_id: string; key_hash: string }> | undefined
   /** Hex SHA-256 of a valid key → its agent: spares every request a SELECT. Hits only, never misses. */
   readonly #authCache = new LRUCache<string, string>({ max: AUTH_CACHE_MAX, ttl: AUTH_CACHE_TTL_MS })
 
-  private readonly handle: DbHandle
+  private readonly repo: AgentRepository
   private readonly clock: Clock
   /** Told after an agent and its data are deleted (caches of that data let go of it). */
   private readonly onDelete: ((agentId: string) => void) | undefined
 
-  constructor(handle: DbHandle, clock: Clock, onDelete?: (agentId: string) => void) {
-    this.handle = handle
+  constructor(sqlite: Database.Database, clock: Clock, onDelete?: (agentId: string) => void) {
+    this.repo = new AgentRepository(sqlite)
     this.clock = clock
     this.onDelete = onDelete
   }
@@ -64,50 +60,43 @@ export class AgentsService {
     const now = this.clock()
     const id = newId('agt', now)
     const apiKey = generateApiKey()
-    this.handle.db.transaction((tx) => {
-      tx.insert(agents).values({ id, name, createdAt: now }).run()
-      tx.insert(apiKeys).values({ id: newId('key', now), agentId: id, keyHash: hashApiKey(apiKey).toString('hex'), createdAt: now }).run()
-    })
+    this.repo.insert(
+      { id, name, created_at: now },
+      { id: newId('key', now), agent_id: id, key_hash: hashApiKey(apiKey).toString('hex'), created_at: now },
+    )
     return { id, name, api_key: apiKey, created_at: isoAt(now) }
   }
 
   list(limit: number, cursor?: string): Page<Agent> {
-    const rows = this.handle.db
-      .select()
-      .from(agents)
-      .where(cursor ? gt(agents.id, cursor) : undefined)
-      .orderBy(asc(agents.id))
-      .limit(limit + 1)
-      .all()
-    return pageOf(rows.map((r) => ({ id: r.id, name: r.name, created_at: isoAt(r.createdAt) })), limit)
+    const rows = this.repo.list(limit, cursor)
+    return pageOf(rows.map((r) => ({ id: r.id, name: r.name, created_at: isoAt(r.created_at) })), limit)
   }
 
   count(): number {
-    return this.handle.db.select({ n: count() }).from(agents).get()?.n ?? 0
+    return this.repo.count()
   }
 
-  /** Removes the agent; every table referencing agents.id cascades. */
+  /** Removes the agent with all its data. */
   delete(agentId: string): void {
-    const res = this.handle.db.delete(agents).where(eq(agents.id, agentId)).run()
+    const removed = this.repo.remove(agentId)
     this.#authCache.clear()
-    if (res.changes === 0) throw notFound('agent', agentId)
+    if (!removed) throw notFound('agent', agentId)
     this.onDelete?.(agentId)
   }
 
   createKey(agentId: string): CreatedKey {
     const now = this.clock()
-    const exists = this.handle.db.select({ id: agents.id }).from(agents).where(eq(agents.id, agentId)).get()
-    if (!exists) throw notFound('agent', agentId)
+    if (!this.repo.exists(agentId)) throw notFound('agent', agentId)
     const apiKey = generateApiKey()
     const id = newId('key', now)
-    this.handle.db.insert(apiKeys).values({ id, agentId, keyHash: hashApiKey(apiKey).toString('hex'), createdAt: now }).run()
+    this.repo.insertKey({ id, agent_id: agentId, key_hash: hashApiKey(apiKey).toString('hex'), created_at: now })
     return { id, api_key: apiKey, created_at: isoAt(now) }
   }
 
   deleteKey(agentId: string, keyId: string): void {
-    const res = this.handle.db.delete(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.agentId, agentId))).run()
+    const removed = this.repo.removeKey(agentId, keyId)
     this.#authCache.clear()
-    if (res.changes === 0) throw notFound('key', keyId)
+    if (!removed) throw notFound('key', keyId)
   }
 
   /** The agent an API key belongs to, or undefined. Looked up by hash, confirmed in constant time. */
@@ -117,8 +106,7 @@ export class AgentsService {
     const hex = oneShotHash('sha256', apiKey, 'hex')
     const cached = this.#authCache.get(hex)
     if (cached !== undefined) return cached
-    this.#byHash ??= this.handle.sqlite.prepare('SELECT agent_id, key_hash FROM api_keys WHERE key_hash = ?')
-    const row = this.#byHash.get(hex)
+    const row = this.repo.byKeyHash(hex)
     if (!row) return undefined
     if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hex, 'hex'))) return undefined
     this.#authCache.set(hex, row.agent_id)

@@ -17,18 +17,10 @@ export function lazyPrepare<S extends Database.Statement<any, any> = Database.St
   })
 }
 
-/**
- * Statements that module-level functions (called with a connection inside the caller's
- * transaction) prepare once per connection rather than on every call.
- */
-export function perConnection<T>(build: (sqlite: Database.Database) => T): (sqlite: Database.Database) => T {
-  const cache = new WeakMap<Database.Database, T>()
-  return (sqlite) => {
-    let s = cache.get(sqlite)
-    if (s === undefined) {
-      s = build(sqlite)
-      cache.set(sqlite, s)
-    }
-    return s
-  }
+
+export type Stmt<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>
+
+/** `lazyPrepare` bound to one connection: each repository's `prepare`. */
+export function preparer(sqlite: Database.Database) {
+  return <S extends Stmt<never[]> = Stmt>(sql: string): S => lazyPrepare<S>(sqlite, sql)
 }

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3'
-import { perConnection } from './lazy-statement.js'
 import type { WriteBatch } from './write-batch.js'
 
 /**
@@ -14,10 +13,6 @@ export interface UnitOfWork {
 }
 
 type Also = (result: unknown) => void
-type Transaction = ((fn: () => unknown) => unknown) & { immediate: (fn: () => unknown) => unknown }
-
-// better-sqlite3 builds a transaction wrapper per call of transaction(): once per connection instead.
-const transactionOf = perConnection((sqlite) => sqlite.transaction((fn: () => unknown) => fn()) as Transaction)
 
 export class SqliteUnitOfWork implements UnitOfWork {
   private readonly sqlite: Database.Database
@@ -50,8 +45,8 @@ export class SqliteUnitOfWork implements UnitOfWork {
     let result: T
     if (this.batch !== undefined) result = this.batch.run(work)
     else {
-      const tx = transactionOf(this.sqlite)
-      result = (this.sqlite.inTransaction ? tx(work) : tx.immediate(work)) as T
+      const tx = this.sqlite.transaction(work)
+      result = this.sqlite.inTransaction ? tx() : tx.immediate()
     }
     this.extra.length = 0
     return result

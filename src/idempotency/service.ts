@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
-import { and, eq, lt, notLike } from 'drizzle-orm'
-import type { DbHandle } from '../db/client.js'
-import { idempotencyKeys } from '../db/schema/index.js'
+import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
+import { IdempotencyRepository, type IdempotencyRow } from './repository.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
@@ -80,19 +79,19 @@ export class Sealer {
   }
 }
 
-type Row = typeof idempotencyKeys.$inferSelect
-
 /** Stores first responses of create calls for 24 h (Stripe-style `Idempotency-Key`), sealed. */
 export class IdempotencyService {
   #sinceLastPrune = 0
   #legacyChecked = false
 
-  private readonly handle: DbHandle
+  private readonly sqlite: Database.Database
+  private readonly repo: IdempotencyRepository
   private readonly clock: Clock
   private readonly sealer: Sealer
 
-  constructor(handle: DbHandle, clock: Clock, secret?: string) {
-    this.handle = handle
+  constructor(sqlite: Database.Database, clock: Clock, secret?: string) {
+    this.sqlite = sqlite
+    this.repo = new IdempotencyRepository(sqlite)
     this.clock = clock
     this.sealer = new Sealer(secret)
   }
@@ -105,69 +104,61 @@ export class IdempotencyService {
   private sealLegacyOnce(): void {
     if (this.#legacyChecked) return
     this.#legacyChecked = true
-    this.sealRows(this.handle.db.select().from(idempotencyKeys).where(notLike(idempotencyKeys.responseBody, `${SEALED}%`)).all())
+    this.sealRows(this.repo.withoutPrefix(SEALED))
   }
 
-  private sealRows(rows: Row[]): void {
+  private sealRows(rows: IdempotencyRow[]): void {
     if (rows.length === 0) return
     this.transaction(() => {
       for (const row of rows) {
-        this.handle.db
-          .update(idempotencyKeys)
-          .set({ key: this.sealer.lookupDigest(row.scope, row.key), responseBody: this.sealer.seal(row.scope, row.key, row.responseBody) })
-          .where(and(eq(idempotencyKeys.scope, row.scope), eq(idempotencyKeys.key, row.key)))
-          .run()
+        this.repo.reseal(row.scope, row.key, this.sealer.lookupDigest(row.scope, row.key), this.sealer.seal(row.scope, row.key, row.response_body))
       }
     })
   }
 
-  private find(scope: string, key: string): { row: Row; body: () => string } | undefined {
-    const byDigest = this.handle.db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, this.sealer.lookupDigest(scope, key))))
-      .get()
-    if (byDigest !== undefined) return { row: byDigest, body: () => this.sealer.unseal(scope, key, byDigest.responseBody) }
-    const legacy = this.handle.db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), notLike(idempotencyKeys.responseBody, `${SEALED}%`)))
-      .get()
-    if (legacy === undefined) return undefined
+  private find(scope: string, key: string): { row: IdempotencyRow; body: () => string } | undefined {
+    const byDigest = this.repo.find(scope, this.sealer.lookupDigest(scope, key))
+    if (byDigest !== undefined) return { row: byDigest, body: () => this.sealer.unseal(scope, key, byDigest.response_body) }
+    const legacy = this.repo.find(scope, key)
+    if (legacy === undefined || legacy.response_body.startsWith(SEALED)) return undefined
     this.sealRows([legacy])
-    return { row: legacy, body: () => legacy.responseBody }
+    return { row: legacy, body: () => legacy.response_body }
   }
 
   /** Runs `fn` in one transaction (a savepoint inside an open one): a create and its record commit together. */
   private transaction<T>(fn: () => T): T {
-    return this.handle.sqlite.transaction(fn)()
+    return this.sqlite.transaction(fn)()
   }
 
   lookup(req: IdempotencyRequest): IdempotencyLookup {
     this.sealLegacyOnce()
     const found = this.find(req.scope, req.key)
-    if (found === undefined || found.row.createdAt <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
+    if (found === undefined || found.row.created_at <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
     const { row } = found
-    if (row.method !== req.method || row.path !== req.path || row.bodyHash !== req.bodyHash) return { kind: 'mismatch' }
+    if (row.method !== req.method || row.path !== req.path || row.body_hash !== req.bodyHash) return { kind: 'mismatch' }
     return { kind: 'replay', status: row.status, body: found.body() }
   }
 
   save(req: IdempotencyRequest, status: number, responseBody: string): void {
     this.sealLegacyOnce()
     const now = this.clock()
-    const sealed = { key: this.sealer.lookupDigest(req.scope, req.key), responseBody: this.sealer.seal(req.scope, req.key, responseBody) }
-    const values = { ...req, ...sealed, status, createdAt: now }
-    this.handle.db
-      .insert(idempotencyKeys)
-      .values(values)
-      .onConflictDoUpdate({ target: [idempotencyKeys.scope, idempotencyKeys.key], set: values })
-      .run()
-    // Prune on every 100th save: an indexed range delete, so it stays cheap as the table grows.
+    this.repo.upsert({
+      scope: req.scope,
+      key: this.sealer.lookupDigest(req.scope, req.key),
+      agent_id: req.agentId,
+      method: req.method,
+      path: req.path,
+      body_hash: req.bodyHash,
+      status,
+      response_body: this.sealer.seal(req.scope, req.key, responseBody),
+      created_at: now,
+    })
+    // Prune on every 100th save.
     if (++this.#sinceLastPrune >= 100) this.prune()
   }
 
   prune(): number {
     this.#sinceLastPrune = 0
-    return this.handle.db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, this.clock() - IDEMPOTENCY_TTL_MS)).run().changes
+    return this.repo.deleteOlderThan(this.clock() - IDEMPOTENCY_TTL_MS)
   }
 }

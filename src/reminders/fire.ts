@@ -4,7 +4,6 @@
  * transaction, so the new state, the outbox messages and the fire records commit together.
  */
 import { isoAt } from '../engine/clock.js'
-import { enqueue } from '../webhooks/outbox.js'
 import { planFire } from './fire-plan.js'
 import { toReminder, type Reminder, type ReminderRow } from './model.js'
 import type { QuietHoursSettings } from './quiet-hours.js'
@@ -37,7 +36,7 @@ export function fireReminder(
   for (const f of announce) {
     if (store.hasFired(row.id, f.scheduled_for)) continue
     const data = { reminder, scheduled_for: isoAt(f.scheduled_for), late: f.late }
-    const msg = enqueue(store.sqlite, row.agent_id, 'reminder.triggered', data, nowMs)
+    const msg = store.outbox.enqueue(row.agent_id, 'reminder.triggered', data, nowMs)
     store.recordFire(row, f.scheduled_for, msg.message_id, nowMs, f.late)
     announced++
   }

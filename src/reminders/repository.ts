@@ -8,7 +8,8 @@
  * the side tables' (keyed by the reminder's id), so another agent's id simply finds nothing.
  */
 import type Database from 'better-sqlite3'
-import { lazyPrepare } from '../db/lazy-statement.js'
+import { Outbox } from '../webhooks/outbox.js'
+import { preparer, type Stmt } from '../db/lazy-statement.js'
 import { ROW_COLUMNS, rowFromArray, rowSelect, type ReminderPriority, type ReminderRow, type ReminderStatus, type TriggerType } from './model.js'
 
 export interface ListFilter {
@@ -44,11 +45,9 @@ export const DOC_BLOCK = 4294967296
 
 const WHERE_KEY = 'WHERE agent_id = @agent_id AND id = @id'
 
-type Stmt<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>
-
 /** Every statement over the three tables, each compiled on first use. */
 function statements(sqlite: Database.Database) {
-  const prep = <S extends Stmt = Stmt>(sql: string) => lazyPrepare<S>(sqlite, sql)
+  const prep = preparer(sqlite)
   return {
     block: prep<Stmt<[string], { num: number }>>('SELECT num FROM reminder_doc_blocks WHERE agent_id = ?'),
     newBlock: prep<Stmt<[string]>>(`INSERT OR IGNORE INTO reminder_doc_blocks (agent_id, num)
@@ -91,12 +90,15 @@ function statements(sqlite: Database.Database) {
 
 export class ReminderStore {
   readonly sqlite: Database.Database
+  /** A fire's `reminder.triggered` messages commit with the fire. */
+  readonly outbox: Outbox
 
   private readonly s: ReturnType<typeof statements>
   private readonly listCache = new Map<string, Database.Statement>()
 
   constructor(sqlite: Database.Database) {
     this.sqlite = sqlite
+    this.outbox = new Outbox(sqlite)
     this.s = statements(sqlite)
   }
 

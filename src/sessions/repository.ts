@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { InferInsertModel, InferSelectModel } from 'drizzle-orm'
-import { lazyPrepare } from '../db/lazy-statement.js'
+import { preparer, type Stmt } from '../db/lazy-statement.js'
 import type { driftEvents, sessions, steps } from '../db/schema/index.js'
 
 type Db = { dbColumnNames: true }
@@ -40,8 +40,6 @@ export interface StateWrite {
 
 const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, created_at, updated_at'
 
-type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>
-
 export class SessionRepository {
   private readonly insertRow: Stmt<[SessionRow]>
   private readonly metaRow: Stmt<[string, string], SessionRow>
@@ -60,7 +58,7 @@ export class SessionRepository {
   private readonly listDriftEventRows: Stmt<[string, string, number, number], DriftEventRow>
 
   constructor(sqlite: Database.Database) {
-    const prepare = <S extends Stmt<never[]>>(sql: string) => lazyPrepare<S>(sqlite, sql)
+    const prepare = preparer(sqlite)
     this.insertRow = prepare(`INSERT INTO sessions (${META})
       VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at)`)
     this.metaRow = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`)

@@ -20,7 +20,7 @@ import type { DriftEvent } from '../engine/goal-dna.js'
 import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type SessionEvent, type StepResult } from '../engine/goal-session.js'
 import { conflict, notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
-import { enqueue } from '../webhooks/outbox.js'
+import { Outbox } from '../webhooks/outbox.js'
 import type Database from 'better-sqlite3'
 import { SessionRepository, type SessionKey, type SessionRow } from './repository.js'
 import { SessionClock } from './session-clock.js'
@@ -67,6 +67,7 @@ export interface Hydrated {
 
 export class SessionStore {
   readonly repo: SessionRepository
+  private readonly outbox: Outbox
   private readonly sqlite: Database.Database
   private readonly clock: Clock
   private readonly metrics: Metrics
@@ -77,6 +78,7 @@ export class SessionStore {
   constructor(opts: { sqlite: Database.Database; clock: Clock; metrics: Metrics; engineOptions: GoalSessionOptions; cacheMax?: number | undefined }) {
     this.sqlite = opts.sqlite
     this.repo = new SessionRepository(opts.sqlite)
+    this.outbox = new Outbox(opts.sqlite)
     this.clock = opts.clock
     this.metrics = opts.metrics
     this.engineOptions = { ...opts.engineOptions, clock: opts.clock }
@@ -212,7 +214,7 @@ export class SessionStore {
       })
       this.metrics.driftEvents.inc({ severity: e.severity })
     }
-    for (const e of outcome.events ?? []) enqueue(this.sqlite, key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
+    for (const e of outcome.events ?? []) this.outbox.enqueue(key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
     this.cache?.set(key.id, { ...entry, version, pending: journaled ? entry.pending + 1 : 0 })
   }
 }

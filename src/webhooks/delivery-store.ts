@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { DbHandle } from '../db/client.js'
+import { lazyPrepare } from '../db/lazy-statement.js'
 import { failingTooLong, nextAttemptAt, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
 
 /** A claimed delivery with everything needed to send it. */
@@ -51,13 +52,14 @@ export class DeliveryStore {
     this.leaseMs = leaseMs
     this.random = random
     const db = handle.sqlite
-    this.claimStmt = db.prepare(`
+    const prepare = (sql: string) => lazyPrepare(db, sql)
+    this.claimStmt = prepare(`
       UPDATE webhook_deliveries SET claimed_at = @now, next_attempt_at = @lease, updated_at = @now
       WHERE id IN (SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= @now
                    ORDER BY next_attempt_at LIMIT @limit)
       RETURNING id`)
     // RETURNING cannot see joined tables, so the claimed rows are read back in one query.
-    this.loadStmt = db.prepare(`
+    this.loadStmt = prepare(`
       SELECT d.id AS id, d.agent_id AS agentId, d.message_id AS messageId, d.webhook_id AS webhookId,
         m.event_type AS eventType, m.payload AS payload, d.attempts AS attempts, w.url AS url, w.secret AS secret,
         w.previous_secret AS previousSecret, w.previous_secret_expires_at AS previousSecretExpiresAt
@@ -67,24 +69,24 @@ export class DeliveryStore {
       const ids = (this.claimStmt.all({ now: nowMs, lease: nowMs + this.leaseMs, limit }) as { id: string }[]).map((r) => r.id)
       return ids.length === 0 ? [] : (this.loadStmt.all(JSON.stringify(ids)) as ClaimedDelivery[])
     })
-    this.releaseStmt = db.prepare(
+    this.releaseStmt = prepare(
       `UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = @now WHERE state = 'pending' AND claimed_at IS NOT NULL`,
     )
-    const insertAttempt = db.prepare(`
+    const insertAttempt = prepare(`
       INSERT INTO webhook_attempts (id, agent_id, webhook_id, message_id, event_type, attempt, status_code, error,
         duration_ms, created_at, next_attempt_at)
       VALUES (@id, @agentId, @webhookId, @messageId, @eventType, @attempt, @statusCode, @error, @durationMs, @createdAt, @next)`)
-    const updateDelivery = db.prepare(
+    const updateDelivery = prepare(
       `UPDATE webhook_deliveries SET state = @state, attempts = @attempt, next_attempt_at = @next, claimed_at = NULL,
         updated_at = @now WHERE id = @id`,
     )
-    const webhookState = db.prepare(`SELECT status, failing_since AS failingSince FROM webhooks WHERE id = ?`)
-    const clearFailing = db.prepare(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`)
-    const markFailing = db.prepare(`UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL`)
-    const disable = db.prepare(
+    const webhookState = prepare(`SELECT status, failing_since AS failingSince FROM webhooks WHERE id = ?`)
+    const clearFailing = prepare(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`)
+    const markFailing = prepare(`UPDATE webhooks SET failing_since = ? WHERE id = ? AND failing_since IS NULL`)
+    const disable = prepare(
       `UPDATE webhooks SET status = 'disabled', disabled_reason = @reason, updated_at = @now WHERE id = @id AND status = 'active'`,
     )
-    const pauseOthers = db.prepare(
+    const pauseOthers = prepare(
       `UPDATE webhook_deliveries SET state = 'paused', claimed_at = NULL, updated_at = @now WHERE webhook_id = @id AND state = 'pending'`,
     )
     this.disableTx = db.transaction((webhookId: string, reason: string, nowMs: number) => {

@@ -24,7 +24,7 @@ const settings = { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true, timeout
 
 if (MODE === 'setup') {
   handle.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
-  const w = await new WebhooksService(handle, clock, settings).create('agt_a', { url: RECEIVER })
+  const w = await new WebhooksService(handle.sqlite, clock, settings).create('agt_a', { url: RECEIVER })
   const reminders = new RemindersService(handle.sqlite, new SettingsService(handle.sqlite, clock), clock)
   const ids: Record<string, string> = {}
   for (const p of ['once', 'skip', 'all'] as const) {

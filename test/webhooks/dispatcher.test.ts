@@ -1,5 +1,5 @@
+import type { EventType } from '../../src/webhooks/outbox.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { enqueue } from '../../src/webhooks/outbox.js'
 import { generateSecret } from '../../src/webhooks/sign.js'
 import { Receiver } from './receiver.js'
 import { setup } from './fixtures.js'
@@ -18,8 +18,8 @@ afterEach(async () => {
 
 const reminderData = { reminder: { id: 'rem_1', title: 'stand up' }, scheduled_for: '2026-11-22T09:00:00.000Z', late: false }
 
-function fire(agent = 'agt_a', type: Parameters<typeof enqueue>[2] = 'reminder.triggered') {
-  return enqueue(env.handle.sqlite, agent, type, reminderData, env.clock.now)
+function fire(agent = 'agt_a', type: EventType = 'reminder.triggered') {
+  return env.outbox.enqueue(agent, type, reminderData, env.clock.now)
 }
 
 describe('dispatcher', () => {

@@ -1,6 +1,7 @@
 import { openDb, type DbHandle } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
+import { Outbox } from '../../src/webhooks/outbox.js'
 import { DEFAULT_DELIVERY_SETTINGS, type DeliverySettings } from '../../src/webhooks/retry-policy.js'
 import { WebhooksService } from '../../src/webhooks/service.js'
 
@@ -14,10 +15,11 @@ export function setup(overrides: Partial<DeliverySettings> = {}, path = ':memory
   const clock = { now: Date.parse('2026-11-22T09:00:00.000Z') }
   const now = () => clock.now
   const settings: DeliverySettings = { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true, ...overrides }
-  const service = new WebhooksService(handle, now, settings)
+  const service = new WebhooksService(handle.sqlite, now, settings)
   const dispatcher = new Dispatcher({ handle, settings, clock: now, random: () => 0.5 })
   return {
     handle,
+    outbox: new Outbox(handle.sqlite),
     clock,
     settings,
     service,

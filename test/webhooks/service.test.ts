@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AppError } from '../../src/errors.js'
-import { enqueue } from '../../src/webhooks/outbox.js'
 import { setup } from './fixtures.js'
 
 let env: ReturnType<typeof setup>
@@ -22,15 +21,15 @@ describe('webhooks service', () => {
   it('stores an event only for agents with a subscription that wants it', async () => {
     const count = (table: string) => (env.handle.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
     const t = env.clock.now
-    expect(enqueue(env.handle.sqlite, 'agt_a', 'session.stalled', { session_id: 'ses_1' }, t)).toMatchObject({ deliveries: 0 })
+    expect(env.outbox.enqueue('agt_a', 'session.stalled', { session_id: 'ses_1' }, t)).toMatchObject({ deliveries: 0 })
     expect([count('webhook_messages'), count('webhook_deliveries')]).toEqual([0, 0])
 
     await env.service.create('agt_a', { url: 'http://127.0.0.1:9/h', event_types: ['reminder.triggered'] })
-    expect(enqueue(env.handle.sqlite, 'agt_a', 'session.stalled', { session_id: 'ses_1' }, t).deliveries).toBe(0)
-    expect(enqueue(env.handle.sqlite, 'agt_b', 'reminder.triggered', {}, t).deliveries).toBe(0)
+    expect(env.outbox.enqueue('agt_a', 'session.stalled', { session_id: 'ses_1' }, t).deliveries).toBe(0)
+    expect(env.outbox.enqueue('agt_b', 'reminder.triggered', {}, t).deliveries).toBe(0)
     expect(count('webhook_messages')).toBe(0)
 
-    const sent = enqueue(env.handle.sqlite, 'agt_a', 'reminder.triggered', { n: 1 }, t)
+    const sent = env.outbox.enqueue('agt_a', 'reminder.triggered', { n: 1 }, t)
     expect(sent.deliveries).toBe(1)
     expect(env.handle.sqlite.prepare('SELECT id, event_type FROM webhook_messages').all()).toEqual([{ id: sent.message_id, event_type: 'reminder.triggered' }])
     expect(count('webhook_deliveries')).toBe(1)

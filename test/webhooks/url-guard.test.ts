@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AppError } from '../../src/errors.js'
-import { enqueue } from '../../src/webhooks/outbox.js'
 import { assertWebhookUrl, isForbiddenAddress } from '../../src/webhooks/url-guard.js'
 import { setup } from './fixtures.js'
 import { Receiver } from './receiver.js'
@@ -73,7 +72,7 @@ describe('delivery-time guard', () => {
           "INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES ('whk_x', 'agt_a', ?, 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 0, 0)",
         )
         .run(`http://${host}:${rx.port}/hook`)
-      enqueue(env.handle.sqlite, 'agt_a', 'webhook.test', {}, env.clock.now)
+      env.outbox.enqueue('agt_a', 'webhook.test', {}, env.clock.now)
       await env.dispatcher.runDue()
       expect(rx.received).toHaveLength(0)
       const a = env.handle.sqlite.prepare('SELECT status_code, error FROM webhook_attempts').get() as { error: string }
