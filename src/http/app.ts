@@ -22,6 +22,7 @@ import { sessionGuidanceRoutes } from '../sessions/guidance-routes.js'
 import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
+import { mcpRoutes } from '../mcp/routes.js'
 
 export interface AppDeps {
   config: Config
@@ -93,6 +94,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     turns: services.turns,
   })
   await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
+  // The agent operations above as MCP tools, each run as its REST route (src/mcp/).
+  await app.register(mcpRoutes, { version: PACKAGE_VERSION })
   // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }),
   // each route declaring config.auth (auth refuses a route without it).
 
