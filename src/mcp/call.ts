@@ -3,19 +3,16 @@ import type { FastifyInstance } from 'fastify'
 import type { ProblemBody } from '../schemas.js'
 import type { McpTool } from './tools.js'
 
-/** What the caller's own request hands on to the REST call: its key, its request id, the rate-limit pass. */
-export type ForwardedHeaders = Record<string, string>
-
 const failure = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] })
 
 /**
- * Runs a tool as the REST operation it is, through `app.inject` with the caller's Authorization:
+ * Runs a tool as the REST operation it is, through `app.inject` with `headers` (the caller's key):
  * validation, agent isolation, unit of work and errors are the route's own. A 2xx body becomes
  * `structuredContent` with the tool's short text; a problem becomes an `isError` result whose
  * text is the problem's detail, its REST field paths (`body/goal`, `params/id`) renamed to the
  * tool's arguments.
  */
-export async function callTool(app: FastifyInstance, tool: McpTool, args: Record<string, unknown>, headers: ForwardedHeaders): Promise<CallToolResult> {
+export async function callTool(app: FastifyInstance, tool: McpTool, args: Record<string, unknown>, headers: Record<string, string>): Promise<CallToolResult> {
   const known = Object.keys(tool.definition.inputSchema.properties ?? {})
   const unknown = Object.keys(args).filter((k) => !known.includes(k))
   if (unknown.length > 0) return failure(`Unknown argument ${unknown.join(', ')}; ${tool.definition.name} takes ${known.join(', ')}.`)

@@ -4,10 +4,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../errors.js'
-import { REQUEST_ID_HEADER } from '../http/plugins/request-id.js'
-import { SELF_CALL_HEADERS } from '../http/plugins/rate-limit.js'
 import { problemResponses } from '../schemas.js'
-import { callTool, type ForwardedHeaders } from './call.js'
+import { callTool } from './call.js'
 import { TOOLS } from './tools.js'
 
 export const MCP_SPEC_URL = 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http'
@@ -28,14 +26,19 @@ const JsonRpcReply = Type.Object({ jsonrpc: Type.Literal('2.0') }, { additionalP
 const byName = new Map(TOOLS.map((t) => [t.definition.name, t]))
 const listed = { tools: TOOLS.map((t) => t.definition) }
 
-/** A fresh MCP server per request (stateless mode): its tools act as the agent `headers` authenticate. */
-function mcpServer(request: FastifyRequest, version: string): Server {
-  const server = new Server({ name: 'goalkeeper', version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
-  const headers: ForwardedHeaders = {
-    authorization: request.headers.authorization ?? '',
-    [REQUEST_ID_HEADER]: request.id,
-    ...SELF_CALL_HEADERS,
-  }
+export interface McpRouteOptions {
+  version: string
+  /**
+   * Headers that make a tool's REST call part of the caller's request: its request id, and the
+   * pass that keeps the rate limit from counting it a second time (given by buildApp).
+   */
+  selfCallHeaders(request: FastifyRequest): Record<string, string>
+}
+
+/** A fresh MCP server per request (stateless mode): its tools act as the agent the caller's key names. */
+function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Server {
+  const server = new Server({ name: 'goalkeeper', version: opts.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
+  const headers = { ...opts.selfCallHeaders(request), authorization: request.headers.authorization ?? '' }
   server.setRequestHandler(ListToolsRequestSchema, () => listed)
   server.setRequestHandler(CallToolRequestSchema, ({ params }) => {
     const tool = byName.get(params.name)
@@ -69,7 +72,7 @@ async function relay(reply: FastifyReply, response: Response): Promise<FastifyRe
  * route like any other. Without sessions there is nothing to stream or end, so GET and DELETE
  * answer 405, as the transport spec allows.
  */
-export const mcpRoutes: FastifyPluginAsync<{ version: string }> = async (app, { version }) => {
+export const mcpRoutes: FastifyPluginAsync<McpRouteOptions> = async (app, opts) => {
   app.post(
     '/mcp',
     {
@@ -91,7 +94,7 @@ export const mcpRoutes: FastifyPluginAsync<{ version: string }> = async (app, { 
       },
     },
     async (request, reply) => {
-      const server = mcpServer(request, version)
+      const server = mcpServer(request, opts)
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
       try {
         await server.connect(transport)
