@@ -13,8 +13,8 @@ import { httpMetrics } from './plugins/metrics.js'
 import { notFound } from './plugins/not-found.js'
 import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
 import { problemJson, sendFrameworkError } from './plugins/problem-json.js'
-import { rateLimiting } from './plugins/rate-limit.js'
-import { genReqId, requestId } from './plugins/request-id.js'
+import { rateLimiting, SELF_CALL_HEADERS } from './plugins/rate-limit.js'
+import { genReqId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.js'
 import { validatorFactory } from './validation.js'
 import { agentRoutes } from '../agents/routes.js'
 import { healthRoutes } from './health-routes.js'
@@ -22,6 +22,7 @@ import { sessionGuidanceRoutes } from '../sessions/guidance-routes.js'
 import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
+import { mcpRoutes } from '../mcp/routes.js'
 
 export interface AppDeps {
   config: Config
@@ -93,6 +94,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     turns: services.turns,
   })
   await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
+  // The agent operations above as MCP tools, each run as its REST route (src/mcp/).
+  await app.register(mcpRoutes, {
+    version: PACKAGE_VERSION,
+    selfCallHeaders: (request) => ({ [REQUEST_ID_HEADER]: request.id, ...SELF_CALL_HEADERS }),
+  })
   // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }),
   // each route declaring config.auth (auth refuses a route without it).
 

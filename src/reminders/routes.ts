@@ -6,10 +6,10 @@ import type { ReminderSearch } from './search.js'
 import type { RemindersService } from './service.js'
 import type { SettingsService } from './settings.js'
 import type { TurnsService } from './turns.js'
-import { Id, problemResponses } from '../schemas.js'
+import { problemResponses } from '../schemas.js'
 import {
-  CreateReminder, DueQuery, ListRemindersQuery, OccurrencesQuery, PatchReminder, Reminder, ReminderList, SearchQuery, SearchResults,
-  Settings, SettingsUpdate, SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
+  CreateReminder, DueQuery, ListRemindersQuery, OccurrencesQuery, PatchReminder, Reminder, ReminderList, ReminderParams, SearchQuery,
+  SearchResults, Settings, SettingsUpdate, SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
 } from './schemas.js'
 
 export interface ReminderRouteOptions {
@@ -19,7 +19,6 @@ export interface ReminderRouteOptions {
   turns: TurnsService
 }
 
-const Params = Type.Object({ id: Id('rem') })
 const tags = ['reminders']
 
 /** Reminders, settings and turn start: thin pass-through to the services. */
@@ -77,7 +76,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/reminders/:id',
-    { config: { auth: 'agent' }, schema: { operationId: 'getReminder', tags, summary: 'Get a reminder.', params: Params, response: { 200: Reminder, ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'getReminder', tags, summary: 'Get a reminder.', params: ReminderParams, response: { 200: Reminder, ...problemResponses } } },
     async (request) => reminders.get(request.agentId, request.params.id),
   )
 
@@ -85,14 +84,14 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     '/reminders/:id',
     {
       config: { auth: 'agent' },
-      schema: { operationId: 'updateReminder', tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: Params, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
+      schema: { operationId: 'updateReminder', tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: ReminderParams, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
     },
     async (request) => reminders.patch(request.agentId, request.params.id, request.body),
   )
 
   app.delete(
     '/reminders/:id',
-    { config: { auth: 'agent' }, schema: { operationId: 'deleteReminder', tags, summary: 'Delete a reminder.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    { config: { auth: 'agent' }, schema: { operationId: 'deleteReminder', tags, summary: 'Delete a reminder.', params: ReminderParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
       reminders.delete(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -107,7 +106,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     }[action]
     app.post(
       `/reminders/:id/${action}`,
-      { config: { auth: 'agent' }, schema: { operationId: `${action}Reminder`, tags, summary, params: Params, response: { 200: Reminder, ...problemResponses } } },
+      { config: { auth: 'agent' }, schema: { operationId: `${action}Reminder`, tags, summary, params: ReminderParams, response: { 200: Reminder, ...problemResponses } } },
       async (request) => reminders[action](request.agentId, request.params.id),
     )
   }
@@ -120,7 +119,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         operationId: 'snoozeReminder',
         tags,
         summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
-        params: Params,
+        params: ReminderParams,
         body: SnoozeBody,
         response: { 200: SnoozedReminder, ...problemResponses },
       },
@@ -136,7 +135,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         operationId: 'listReminderOccurrences',
         tags,
         summary: 'The next fire times after `from` (default now), in UTC.',
-        params: Params,
+        params: ReminderParams,
         querystring: OccurrencesQuery,
         response: { 200: Type.Object({ items: Type.Array(Type.String({ format: 'date-time' })) }), ...problemResponses },
       },

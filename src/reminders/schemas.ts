@@ -18,6 +18,7 @@ const MissedPolicy = Type.Union([Type.Literal('once'), Type.Literal('skip'), Typ
 export const Instant = Type.String({
   format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset.',
 })
+export const ReminderParams = Type.Object({ id: Id('rem') })
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
 
 export const TriggerInput = Type.Union([

@@ -94,6 +94,10 @@ it('the examples run as is, in order, with sensible results', async () => {
   const hook = await run('POST /v1/webhooks', {}, headers, 201)
   await run('PATCH /v1/webhooks/{id}', { id: hook.id }, headers)
 
+  // An MCP client's first message; the Accept header is the transport's, as any MCP client sends it.
+  const mcp = await run('POST /mcp', {}, { ...headers, accept: 'application/json, text/event-stream' })
+  expect(mcp.result.serverInfo.name).toBe('goalkeeper')
+
   // Every operation with an example was exercised above.
   const withExamples = operations(paths)
     .filter(([, op]) => op.requestBody !== undefined || (op.parameters ?? []).some((p) => p.in === 'query' && p.example !== undefined))

@@ -48,7 +48,7 @@ it('every operation has a unique camelCase operationId starting with a verb (cli
   const { app } = await buildTestApp()
   const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId?: string }>> }
   const methods = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'])
-  const verbs = 'add|check|complete|create|delete|dismiss|get|inject|list|record|reset|retry|revoke|rotate|search|set|snooze|start|test|trigger|update'
+  const verbs = 'add|check|complete|create|delete|dismiss|get|inject|list|record|reset|retry|revoke|rotate|search|send|set|snooze|start|test|trigger|update'
   const camelVerbFirst = new RegExp(`^(${verbs})([A-Z][a-z0-9]*)*$`)
   const seen = new Map<string, string>()
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -60,7 +60,7 @@ it('every operation has a unique camelCase operationId starting with a verb (cli
       seen.set(operation.operationId!, where)
     }
   }
-  expect(seen.size).toBe(53)
+  expect(seen.size).toBe(54)
   expect(seen.get('recordStep')).toBe('POST /v1/sessions/{id}/steps')
 })
 

@@ -33,6 +33,7 @@ export const openApi = fp<{ version: string }>(
           { name: 'settings', description: 'Per-agent timezone, quiet hours, quota and turn budget' },
           { name: 'turns', description: 'What to inject before the next LLM call' },
           { name: 'webhooks', description: 'Webhook subscriptions and signed delivery (Standard Webhooks v1)' },
+          { name: 'mcp', description: 'The agent operations as Model Context Protocol tools, for MCP clients' },
         ],
         components: {
           securitySchemes: {

@@ -1,6 +1,19 @@
+import { randomBytes } from 'node:crypto'
 import rateLimit from '@fastify/rate-limit'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { tooMany } from '../../errors.js'
+
+const SELF_CALL_HEADER = 'x-goalkeeper-self-call'
+// Random per process and never sent over the wire (app.inject only), so no client can forge it.
+const selfCallToken = randomBytes(24).toString('base64url')
+
+/**
+ * Headers for a request the app makes to itself (app.inject) on behalf of a caller whose own
+ * request was already counted, e.g. an MCP tool call running its REST operation: counted once.
+ */
+export const SELF_CALL_HEADERS: Readonly<Record<string, string>> = { [SELF_CALL_HEADER]: selfCallToken }
+const isSelfCall = (request: FastifyRequest) => request.headers[SELF_CALL_HEADER] === selfCallToken
 
 /**
  * Per-caller requests per minute on every route not declared `auth: 'none'` (0 turns it off).
@@ -15,7 +28,7 @@ export const rateLimiting = fp<{ perMinute: number }>(
       hook: 'onRequest',
       max: perMinute,
       timeWindow: 60_000,
-      allowList: (request) => request.routeOptions.config.auth === 'none',
+      allowList: (request) => request.routeOptions.config.auth === 'none' || isSelfCall(request),
       keyGenerator: (request) => request.agentId || (request.isAdmin ? 'admin' : `ip:${request.ip}`),
       errorResponseBuilder: (_request, context) =>
         tooMany(`Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),

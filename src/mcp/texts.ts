@@ -1,0 +1,54 @@
+import type { Static } from 'typebox'
+import { PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
+import type { Reminder, SearchResults, SnoozedReminder } from '../reminders/schemas.js'
+import type { StepResult } from '../sessions/schemas.js'
+
+/**
+ * The short text an MCP tool result carries for the model, next to `structuredContent` (the REST
+ * body). Many clients show the model only this text, so it names every id the model needs next.
+ */
+
+const fmt = (x: number) => x.toFixed(2)
+
+const ADVICE: Record<Static<typeof StepResult>['verification']['recommended_action'], string> = {
+  continue: 'carry on with the plan',
+  adjust: 'steer the next step back toward the goal',
+  replan: 'stop, re-read the goal and make a new plan before the next step',
+  abort: 'drop this line of work and return to the goal',
+}
+
+/** record_step: one plain sentence with the verdict and what to do next. */
+export function verdictSentence(r: Static<typeof StepResult>): string {
+  const { verification: v, drift: d, state: s } = r
+  const alignment = `${v.aligned ? 'aligned with' : 'not aligned with'} the goal (alignment ${fmt(v.alignment_score)})`
+  const drift = d.severity === 'none' ? 'no drift' : `${d.severity}${d.drifting ? ', sustained' : ''} drift (similarity ${fmt(d.similarity)})`
+  const flags = [
+    s.loop_detected ? 'a loop detected (the same step repeated)' : '',
+    s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '',
+  ].filter(Boolean)
+  const extra = flags.length > 0 ? `, ${flags.join(' and ')}` : ''
+  return `Step ${r.step_number} is ${alignment} with ${drift}${extra}; recommended action: ${v.recommended_action}, ${ADVICE[v.recommended_action]}.`
+}
+
+type ReminderBody = Static<typeof Reminder>
+
+/** One line per reminder: what a model needs to act on it (its id) and to recognise it. */
+export function reminderLine(r: ReminderBody): string {
+  const when = r.next_fire_at ? `, next ${r.next_fire_at}` : r.trigger.type === 'context' ? `, on "${r.trigger.pattern}"` : ''
+  return `${r.id} [${r.status}, ${r.priority}${when}] ${r.title}`
+}
+
+export function reminderListText(items: ReminderBody[], nextCursor: string | null, empty: string): string {
+  if (items.length === 0) return empty
+  const more = nextCursor ? `\nMore: pass cursor "${nextCursor}".` : ''
+  return `${items.length} reminder${items.length === 1 ? '' : 's'}:\n${items.map(reminderLine).join('\n')}${more}`
+}
+
+export function searchText(r: Static<typeof SearchResults>, q: unknown): string {
+  if (r.items.length === 0) return `No reminder matches "${String(q)}".`
+  return `${r.items.length} match${r.items.length === 1 ? '' : 'es'}, best first:\n${r.items.map((x) => reminderLine(x.reminder)).join('\n')}`
+}
+
+export function snoozeText(r: Static<typeof SnoozedReminder>): string {
+  return `Reminder ${r.id} snoozed until ${r.snooze_until ?? 'later'}${r.clamped ? ' (the duration was clamped to its priority bounds)' : ''}.`
+}

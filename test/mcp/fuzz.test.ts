@@ -1,0 +1,35 @@
+import fc from 'fast-check'
+import { expect, it } from 'vitest'
+import { TOOLS } from '../../src/mcp/tools.js'
+import { buildTestApp } from '../helpers.js'
+import { fuzzRuns } from '../http/fuzz-arbitraries.js'
+
+const names = TOOLS.map((t) => t.definition.name)
+const argNames = [...new Set(TOOLS.flatMap((t) => Object.keys(t.definition.inputSchema.properties ?? {})))]
+
+it('random tool arguments always get a tool result (success or isError), never a transport error or a 5xx', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const headers = { ...a.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  let errors = 0
+  let id = 0
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...names),
+      fc.dictionary(fc.constantFrom(...argNames), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
+      async (name, args) => {
+        const payload = { jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }
+        const res = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload })
+        expect(res.statusCode, `${name} ${JSON.stringify(args)} → ${res.body}`).toBe(200)
+        const body = res.json() as { result?: { isError?: boolean; content: { text: string }[] } }
+        expect(body.result, res.body).toBeDefined()
+        if (body.result!.isError) {
+          errors++
+          expect(body.result!.content[0]!.text).not.toMatch(/unexpected error|^$/i)
+        }
+      },
+    ),
+    { numRuns: fuzzRuns(200) },
+  )
+  expect(errors).toBeGreaterThan(50)
+})

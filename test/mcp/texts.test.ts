@@ -1,0 +1,25 @@
+import { expect, it } from 'vitest'
+import { verdictSentence } from '../../src/mcp/texts.js'
+
+const state = { original_goal: 'g', current_step: 1, total_steps_planned: 3, progress: 0.33, drift_score: 0, loop_detected: false, loop_count: 0, stall_turns: 0, timestamp: '2026-11-22T09:00:00.000Z' }
+const verification = { aligned: true, alignment_score: 0.9, drift_delta: 0, progress_delta: 0.33, reasoning: '', recommended_action: 'continue' as const }
+const drift = { similarity: 0.4, severity: 'none' as const, drifting: false, consecutive_drift_count: 0, event: null }
+
+it('record_step says in one sentence whether the step is on goal, how far it drifts, and what to do', () => {
+  expect(verdictSentence({ step_number: 1, verification, drift, state })).toBe(
+    'Step 1 is aligned with the goal (alignment 0.90) with no drift; recommended action: continue, carry on with the plan.',
+  )
+  expect(
+    verdictSentence({
+      step_number: 9,
+      verification: { ...verification, aligned: false, alignment_score: 0.12, recommended_action: 'replan' },
+      drift: { ...drift, similarity: 0.03, severity: 'critical', drifting: true },
+      state: { ...state, loop_detected: true, stall_turns: 6 },
+    }),
+  ).toBe(
+    'Step 9 is not aligned with the goal (alignment 0.12) with critical, sustained drift (similarity 0.03), a loop detected (the same step repeated) ' +
+      'and no plan progress for 6 steps; recommended action: replan, stop, re-read the goal and make a new plan before the next step.',
+  )
+  // A stall below the engine's threshold is not worth a word.
+  expect(verdictSentence({ step_number: 2, verification, drift, state: { ...state, stall_turns: 4 } })).not.toContain('progress')
+})
