@@ -60,7 +60,7 @@ it('every operation has a unique camelCase operationId starting with a verb (cli
       seen.set(operation.operationId!, where)
     }
   }
-  expect(seen.size).toBe(53)
+  expect(seen.size).toBe(55)
   expect(seen.get('recordStep')).toBe('POST /v1/sessions/{id}/steps')
 })
 
