@@ -78,7 +78,7 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
     expect(drawn).toEqual(loopSteps)
     expect(await page.$$('.chart .marker-drift')).not.toHaveLength(0)
     expect(await page.$$('.chart .marker-replan')).not.toHaveLength(0)
-    expect(await page.$$('table.steps tbody tr')).toHaveLength(seeded.steps.length)
+    await expect.poll(async () => (await page.$$('table.steps tbody tr')).length).toBe(seeded.steps.length)
     expect(await page.textContent('.reminder-text')).toContain('rate limiting')
     await page.screenshot({ path: `${SHOTS}session.png`, fullPage: true })
   })

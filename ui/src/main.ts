@@ -9,6 +9,8 @@ import { SessionPage } from './session-page.js'
 import { SessionsPage } from './sessions-page.js'
 import { WebhooksPage } from './webhooks-page.js'
 
+performance.mark('gk:boot')
+
 /** Checks a key with a cheap agent call; the server's own words when it is refused. */
 async function check(key: string): Promise<string | undefined> {
   try {

@@ -33,6 +33,7 @@ export function SessionPage({ id }: { id: string }) {
         allPages<Step>(`/sessions/${id}/steps`, after === undefined ? undefined : String(after)),
         api<NextTurn>(`/sessions/${id}/next-turn`),
       ])
+      if (previous === undefined) performance.mark('gk:session-loaded', { detail: { steps: fresh.items.length } })
       const steps = previous === undefined ? fresh.items : fresh.items.length === 0 ? previous.steps : [...previous.steps, ...fresh.items]
       setView({ session, steps, next })
       setError(undefined)
@@ -53,6 +54,14 @@ export function SessionPage({ id }: { id: string }) {
   useInterval(poll, POLL_MS, view?.session.status === 'active')
 
   const markers = useMemo(() => stepMarkers(view?.steps ?? []), [view?.steps])
+  // The table comes a task after the first render: the chart (drawn in an effect) goes first.
+  const [tableReady, setTableReady] = useState(false)
+  const loaded = view !== undefined
+  useEffect(() => {
+    if (!loaded) return
+    const t = setTimeout(() => setTableReady(true), 0)
+    return () => clearTimeout(t)
+  }, [loaded])
   if (view === undefined) return error ? html`<p class="error" role="alert">${error}</p>` : html`<p class="muted">Loading…</p>`
   const { session, steps, next } = view
   const s = session.state
@@ -100,7 +109,7 @@ export function SessionPage({ id }: { id: string }) {
       </div>
 
       <h2>Steps</h2>
-      <${StepsTable} steps=${steps} />
+      ${tableReady ? html`<${StepsTable} steps=${steps} />` : html`<p class="muted">Loading steps…</p>`}
     </section>`
 }
 

@@ -37,7 +37,8 @@ export function SimilarityChart({ steps, threshold, markers }: Props) {
       {
         width: Math.max(300, el.clientWidth),
         height: 280,
-        scales: { x: { time: false }, y: { range: [0, 1] } },
+        // Half a step of room each side, so the first and last points are drawn whole.
+        scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, y: { range: [0, 1] } },
         // Whole steps only on the x axis.
         axes: [{ label: 'step', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000] }, { label: 'similarity to the goal' }],
         series: [{ label: 'step' }, { label: 'similarity', stroke: '#1565c0', width: 1.5, points: { show: false } }],

@@ -1,10 +1,15 @@
 import { html } from 'htm/preact'
+import { useState } from 'preact/hooks'
 import { num, when } from './format.js'
 import type { Step } from './types.js'
 
+/** Rows shown before "Show all": a long run's table would cost more to lay out than the chart. */
+const FIRST_ROWS = 100
+
 /** The step log, newest first: description, output, verdict and reasoning. */
 export function StepsTable({ steps }: { steps: Step[] }) {
-  const rows = [...steps].reverse()
+  const [all, setAll] = useState(false)
+  const rows = steps.slice(all ? 0 : -FIRST_ROWS).reverse()
   return html`
     <table class="list steps">
       <thead><tr><th>#</th><th>Description</th><th>Output</th><th>Verdict</th><th>Similarity</th><th>Reasoning</th></tr></thead>
@@ -22,5 +27,6 @@ export function StepsTable({ steps }: { steps: Step[] }) {
             <td class="text small">${s.verification.reasoning}</td>
           </tr>`)}
       </tbody>
-    </table>`
+    </table>
+    ${!all && steps.length > FIRST_ROWS && html`<p><button class="show-all" onClick=${() => setAll(true)}>Show all ${steps.length} steps</button></p>`}`
 }
