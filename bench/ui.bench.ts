@@ -12,7 +12,7 @@
  */
 import { loadavg } from 'node:os'
 import { chromium } from 'playwright-core'
-import { CHROMIUM, seedLongSession, startUiApp } from '../test/ui/fixtures.js'
+import { CHROMIUM, removeUi, seedLongSession, startUiApp } from '../test/ui/fixtures.js'
 import { flag } from './load.js'
 
 const steps = flag('steps', 500)
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close()
     await app.close()
+    removeUi()
   }
 }
 

@@ -4,7 +4,7 @@
  * Usage: npx tsx scripts/ui-screenshot.ts [out.png]
  */
 import { chromium } from 'playwright-core'
-import { CHROMIUM, seedDriftedSession, startUiApp } from '../test/ui/fixtures.js'
+import { CHROMIUM, removeUi, seedDriftedSession, startUiApp } from '../test/ui/fixtures.js'
 
 const out = process.argv[2] ?? new URL('../docs/session-page.png', import.meta.url).pathname
 const { app, base, agentId, apiKey } = await startUiApp()
@@ -21,4 +21,5 @@ try {
 } finally {
   await browser.close()
   await app.close()
+  removeUi()
 }

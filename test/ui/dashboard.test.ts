@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { DEFAULT_DELIVERY_SETTINGS } from '../../src/webhooks/retry-policy.js'
 import type { DbHandle } from '../../src/db/client.js'
 import type { App } from '../../src/http/app.js'
 import { Receiver } from '../webhooks/receiver.js'
-import { CHROMIUM, HOW_TO_ENABLE, seedDriftedSession, SKIP_BROWSER, startUiApp, type Seeded } from './fixtures.js'
+import { CHROMIUM, HOW_TO_ENABLE, removeUi, seedDriftedSession, SKIP_BROWSER, startUiApp, type Seeded } from './fixtures.js'
 
 /** Git-ignored (.gitignore): what the pages looked like in the last run. */
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname
@@ -25,7 +25,20 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
   let rx: Receiver
   const problems: string[] = []
 
+  // A failed set-up (no browser under CI=true) must fail every test, not leave them skipped as a
+  // failing beforeAll does: it is kept and thrown before each test.
+  let setupError: unknown
   beforeAll(async () => {
+    try {
+      await setUp()
+    } catch (err) {
+      setupError = err
+    }
+  })
+  beforeEach(() => {
+    if (setupError !== undefined) throw setupError
+  })
+  const setUp = async () => {
     const started = await startUiApp({ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' })
     ;({ app, handle, base, apiKey } = started)
     seeded = await seedDriftedSession(app, started.agentId)
@@ -37,11 +50,12 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
     page.on('console', (m) => /Content.Security.Policy/i.test(m.text()) && problems.push(m.text()))
     page.on('pageerror', (e) => problems.push(e.message))
     rx = await new Receiver().start()
-  })
+  }
   afterAll(async () => {
     await browser?.close()
     await rx?.stop()
     await app?.close()
+    removeUi()
   })
 
   const api = async (method: string, url: string, payload?: object) =>

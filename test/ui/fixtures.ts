@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -16,12 +16,17 @@ export const SKIP_BROWSER = !HAVE_CHROMIUM && process.env.CI !== 'true'
 export const HOW_TO_ENABLE = `browser tests skipped: no Chromium at ${CHROMIUM} (install it with \`apt-get install chromium\`, or set GOALKEEPER_CHROMIUM to a Chromium binary)`
 
 let built: string | undefined
-/** Builds the dashboard once per test process into a temporary directory (ui/build.mjs). */
+/** Builds the dashboard once per test file into a temporary directory (ui/build.mjs); `removeUi` deletes it. */
 export function buildUi(): string {
   if (built !== undefined) return built
   const out = mkdtempSync(join(tmpdir(), 'goalkeeper-ui-'))
   execFileSync(process.execPath, [new URL('../../ui/build.mjs', import.meta.url).pathname, out], { stdio: 'inherit' })
   return (built = out)
+}
+
+export function removeUi(): void {
+  if (built !== undefined) rmSync(built, { recursive: true, force: true })
+  built = undefined
 }
 
 /**

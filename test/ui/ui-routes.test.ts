@@ -1,12 +1,14 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { UI_CSP } from '../../src/ui/plugin.js'
 import { buildTestApp } from '../helpers.js'
-import { buildUi } from './fixtures.js'
+import { buildUi, removeUi } from './fixtures.js'
 
 /** The dashboard's HTTP side through app.inject: what is served, with which headers, to whom. */
+afterAll(removeUi)
+
 describe('GET /ui', () => {
   const app = async () => (await buildTestApp({ uiRoot: buildUi() })).app
 
@@ -63,7 +65,9 @@ describe('GET /ui', () => {
   })
 
   it('says to run the build when the bundle is missing', async () => {
-    const { app: a } = await buildTestApp({ uiRoot: mkdtempSync(join(tmpdir(), 'goalkeeper-no-ui-')) })
+    const empty = mkdtempSync(join(tmpdir(), 'goalkeeper-no-ui-'))
+    const { app: a } = await buildTestApp({ uiRoot: empty })
+    rmSync(empty, { recursive: true })
     const res = await a.inject({ method: 'GET', url: '/ui/sessions' })
     expect(res.statusCode).toBe(503)
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
