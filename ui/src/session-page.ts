@@ -21,10 +21,12 @@ interface View {
 export function SessionPage({ id }: { id: string }) {
   const [view, setView] = useState<View | undefined>(undefined)
   const [error, setError] = useState<string | undefined>(undefined)
+  // A poll is skipped while a read is in flight; `generation` drops answers for a session left behind.
   const busy = useRef(false)
+  const generation = useRef(0)
 
   const refresh = useCallback(async (previous: View | undefined) => {
-    if (busy.current) return
+    const mine = generation.current
     busy.current = true
     try {
       const after = previous?.steps.at(-1)?.step_number
@@ -33,24 +35,28 @@ export function SessionPage({ id }: { id: string }) {
         allPages<Step>(`/sessions/${id}/steps`, after === undefined ? undefined : String(after)),
         api<NextTurn>(`/sessions/${id}/next-turn`),
       ])
+      if (mine !== generation.current) return
       if (previous === undefined) performance.mark('gk:session-loaded', { detail: { steps: fresh.items.length } })
       const steps = previous === undefined ? fresh.items : fresh.items.length === 0 ? previous.steps : [...previous.steps, ...fresh.items]
       setView({ session, steps, next })
       setError(undefined)
     } catch (err) {
-      setError((err as Error).message)
+      if (mine === generation.current) setError((err as Error).message)
     } finally {
-      busy.current = false
+      if (mine === generation.current) busy.current = false
     }
   }, [id])
 
   useEffect(() => {
+    generation.current++
     setView(undefined)
     void refresh(undefined)
   }, [id])
   const viewRef = useRef(view)
   viewRef.current = view
-  const poll = useCallback(() => void refresh(viewRef.current), [refresh])
+  const poll = useCallback(() => {
+    if (!busy.current) void refresh(viewRef.current)
+  }, [refresh])
   useInterval(poll, POLL_MS, view?.session.status === 'active')
 
   const markers = useMemo(() => stepMarkers(view?.steps ?? []), [view?.steps])
