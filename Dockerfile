@@ -8,6 +8,8 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The dashboard: npm run build bundles it into dist/webui.
+COPY ui ./ui
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: no compiler, non-root, data on a volume.

@@ -14,4 +14,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },
+  // The dashboard's browser code (ui/build.mjs runs under Node).
+  { files: ['ui/src/**'], languageOptions: { globals: { ...globals.browser } } },
 )

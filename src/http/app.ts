@@ -23,6 +23,7 @@ import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
 import { mcpRoutes } from '../mcp/routes.js'
+import { uiRoutes } from '../ui/plugin.js'
 
 export interface AppDeps {
   config: Config
@@ -31,6 +32,8 @@ export interface AppDeps {
   /** false (tests), true (pino at config.logLevel), or a ready logger instance. */
   logger?: boolean | FastifyBaseLogger
   metrics?: Metrics
+  /** The dashboard bundle's directory (default: dist/webui, where `npm run build` writes it). */
+  uiRoot?: string
   /** Close `handle` when the app closes, after every other onClose hook (server.ts sets this). */
   closeHandleOnClose?: boolean
 }
@@ -99,6 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     version: PACKAGE_VERSION,
     selfCallHeaders: (request) => ({ [REQUEST_ID_HEADER]: request.id, ...SELF_CALL_HEADERS }),
   })
+  // The dashboard's files; the page calls the /v1 routes above with the signed-in key.
+  await app.register(uiRoutes, deps.uiRoot === undefined ? {} : { root: deps.uiRoot })
   // Other resources register here the same way: app.register(xRoutes, { prefix: '/v1', ...services }),
   // each route declaring config.auth (auth refuses a route without it).
 

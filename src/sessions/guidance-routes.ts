@@ -16,7 +16,7 @@ import {
   TriedApproaches,
 } from './schemas.js'
 import {
-  InjectRecitationBody, RecitationContext, RecitationContextBody, RecitationInjection, RecitationPreview, RecitationQuery,
+  InjectRecitationBody, NextTurn, RecitationContext, RecitationContextBody, RecitationInjection, RecitationPreview, RecitationQuery,
 } from './recitation-schemas.js'
 
 const tags = ['sessions']
@@ -138,6 +138,21 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
       },
     },
     async (request) => sessions.recitation(request.agentId, request.params.id, request.query.iteration, request.query.context_tokens),
+  )
+
+  app.get(
+    '/sessions/:id/next-turn',
+    {
+      config: { auth: 'agent' },
+      schema: {
+        operationId: 'getNextTurn',
+        tags,
+        summary: 'The goal reminder and recitation the next turn would get (iteration = next step number), before the token budget. Read-only.',
+        params,
+        response: { 200: NextTurn, ...problemResponses },
+      },
+    },
+    async (request) => await sessions.nextTurn(request.agentId, request.params.id),
   )
 
   app.post(

@@ -3,7 +3,8 @@ import { isoAt } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftSeverity } from '../engine/goal-dna.js'
 import type { GoalState, StepVerification } from '../engine/goal-tracker.js'
 import type { SessionConfig, SessionConfigInput } from '../engine/session-config.js'
-import type { DriftEventRow, SessionRow, StepRow } from './repository.js'
+import type { RecommendedAction } from '../engine/step-alignment.js'
+import type { DriftEventRow, RecentStep, SessionRow, StepRow } from './repository.js'
 
 export type SessionStatus = 'active' | 'archived'
 
@@ -33,6 +34,30 @@ export interface StepLogEntry {
   verification: StepVerification
   drift: DriftCheck
   created_at: string
+}
+
+/** A row of the dashboard's sessions list: the session and its recent steps in brief. */
+export interface SessionDigest {
+  session: Session
+  step_count: number
+  last_step_at: string | null
+  last_action: RecommendedAction | null
+  /** The drift similarity of the last steps (at most SPARKLINE_STEPS), oldest first. */
+  recent_similarity: number[]
+}
+
+/** Steps behind a digest's sparkline. */
+export const SPARKLINE_STEPS = 40
+
+export function toDigest(row: SessionRow, recent: RecentStep[]): SessionDigest {
+  const last = recent[0]
+  return {
+    session: toSession(row),
+    step_count: last?.step_number ?? 0,
+    last_step_at: last === undefined ? null : isoAt(last.created_at),
+    last_action: (last?.recommended_action as RecommendedAction | undefined) ?? null,
+    recent_similarity: recent.map((r) => Number(r.similarity)).reverse(),
+  }
 }
 
 export function toSession(row: SessionRow): Session {

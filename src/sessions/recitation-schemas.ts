@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { Body } from '../schemas.js'
 import { EXAMPLE_PLAN } from './examples.js'
+import { GoalReminder } from './schemas.js'
 
 /** TypeBox schemas of API.md's recitation: the context a session recites from, the preview and the injection. */
 
@@ -88,4 +89,14 @@ export const RecitationInjection = Type.Object(
     recitation: Type.Union([Type.Object({ text: Type.String(), token_estimate: Type.Integer() }), Type.Null()]),
   },
   { title: 'RecitationInjection' },
+)
+
+/** `GET /v1/sessions/{id}/next-turn`: what the next turn would inject, recorded nowhere. */
+export const NextTurn = Type.Object(
+  {
+    iteration: Type.Integer({ description: "The next step's number: the iteration `POST /v1/turns` uses when given none." }),
+    reminder: GoalReminder,
+    recitation: RecitationPreview,
+  },
+  { title: 'NextTurn' },
 )

@@ -26,6 +26,14 @@ export interface JournalStep {
   similarity: number | null
 }
 
+/** A step as the sessions overview shows it (a sparkline point and the last verdict). */
+export interface RecentStep {
+  step_number: number
+  recommended_action: string
+  similarity: number
+  created_at: number
+}
+
 /** The engine state written with a new version, on top of `version`; no snapshot for a journaled step. */
 export interface StateWrite {
   id: string
@@ -51,6 +59,9 @@ export class SessionRepository {
   private readonly removeRow: Stmt<[string, string]>
   private readonly listAll: Stmt<[string, string, number], SessionRow>
   private readonly listByStatus: Stmt<[string, string, string, number], SessionRow>
+  private readonly listNewest: Stmt<[string, string, number], SessionRow>
+  private readonly listNewestByStatus: Stmt<[string, string, string, number], SessionRow>
+  private readonly recentStepRows: Stmt<[string, string, number], RecentStep>
   private readonly insertStepRow: Stmt<[InferInsertModel<typeof steps, Db>]>
   private readonly listStepRows: Stmt<[string, string, number, number], StepRow>
   private readonly journalStepRows: Stmt<[string, number], JournalStep>
@@ -74,6 +85,11 @@ export class SessionRepository {
     this.removeRow = prepare('DELETE FROM sessions WHERE agent_id = ? AND id = ?')
     this.listAll = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?`)
     this.listByStatus = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`)
+    // Newest first (the dashboard's list): 'ses_~' sorts after every id, so no cursor means from the top.
+    this.listNewest = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?`)
+    this.listNewestByStatus = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?`)
+    this.recentStepRows = prepare(`SELECT step_number, recommended_action, drift ->> '$.similarity' AS similarity, created_at
+      FROM steps WHERE session_id = ? AND agent_id = ? ORDER BY step_number DESC LIMIT ?`)
     this.insertStepRow = prepare(`INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version)
       VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version)`)
     this.listStepRows = prepare('SELECT * FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?')
@@ -123,6 +139,16 @@ export class SessionRepository {
   /** One page in id (= creation) order plus one row, to know whether more follow. */
   list(agentId: string, status: string | undefined, limit: number, cursor = ''): SessionRow[] {
     return status === undefined ? this.listAll.all(agentId, cursor, limit + 1) : this.listByStatus.all(agentId, status, cursor, limit + 1)
+  }
+
+  /** Like `list`, newest first: the cursor is the last (oldest) id of the previous page. */
+  listNewestFirst(agentId: string, status: string | undefined, limit: number, cursor = 'ses_~'): SessionRow[] {
+    return status === undefined ? this.listNewest.all(agentId, cursor, limit + 1) : this.listNewestByStatus.all(agentId, status, cursor, limit + 1)
+  }
+
+  /** The session's last `count` steps, newest first (step numbers run 1..n, so the first is the step count). */
+  recentSteps(agentId: string, id: string, count: number): RecentStep[] {
+    return this.recentStepRows.all(id, agentId, count)
   }
 
   insertStep(row: InferInsertModel<typeof steps, Db>): void {

@@ -5,6 +5,7 @@ import { NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   CreateSessionBody,
   Session,
+  SessionDigestList,
   SessionList,
   SessionListQuery,
   SessionParams,
@@ -43,6 +44,21 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       schema: { operationId: 'listSessions', tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
     async (request) => sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+  )
+
+  app.get(
+    '/sessions/overview',
+    {
+      config: { auth: 'agent' },
+      schema: {
+        operationId: 'listSessionDigests',
+        tags,
+        summary: 'Sessions newest first, each with its step count, last recommended action and recent similarity (the dashboard list).',
+        querystring: SessionListQuery,
+        response: { 200: SessionDigestList, ...problemResponses },
+      },
+    },
+    async (request) => await sessions.overview(request.agentId, request.query.status, request.query.limit, request.query.cursor),
   )
 
   app.get(

@@ -114,6 +114,19 @@ export const UpdateSessionBody = Type.Object(
   { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(Metadata) },
   { additionalProperties: false, minProperties: 1, examples: [{ metadata: { ticket: 'API-142', owner: 'search-team' } }] },
 )
+export const SessionDigest = Type.Object(
+  {
+    session: Session,
+    step_count: Type.Integer({ minimum: 0 }),
+    last_step_at: Type.Union([Timestamp, Type.Null()]),
+    last_action: Type.Union([Type.Literal('continue'), Type.Literal('adjust'), Type.Literal('replan'), Type.Literal('abort'), Type.Null()], {
+      description: "The last step's recommended action; null before the first step.",
+    }),
+    recent_similarity: Type.Array(Type.Number(), { description: 'Drift similarity of the last 40 steps, oldest first.' }),
+  },
+  { title: 'SessionDigest' },
+)
+export const SessionDigestList = ListOf(SessionDigest, { title: 'SessionDigestList' })
 export const SessionListQuery = Type.Object({
   ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),

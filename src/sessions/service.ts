@@ -28,7 +28,9 @@ import type { Metrics } from '../metrics.js'
 import { intCursor, pageOf, type Page } from '../pagination.js'
 import type { GoalEmbeddings } from '../providers/embeddings.js'
 import type { TurnPartsProvider } from '../reminders/turns.js'
-import { toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionStatus, type StepLogEntry } from './model.js'
+import {
+  SPARKLINE_STEPS, toDigest, toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionDigest, type SessionStatus, type StepLogEntry,
+} from './model.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
 import type { SessionKey } from './repository.js'
 import { assertActive, LostRace, raceConflict, SessionStore, type Outcome } from './store.js'
@@ -112,6 +114,12 @@ export class SessionsService implements TurnPartsProvider {
   list(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Page<Session> {
     const page = pageOf(this.store.repo.list(agentId, status, limit, cursor), limit)
     return { ...page, items: page.items.map(toSession) }
+  }
+
+  /** The dashboard's list: newest first, each session with its step count, last verdict and recent similarity. */
+  overview(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Page<SessionDigest> {
+    const page = pageOf(this.store.repo.listNewestFirst(agentId, status, limit, cursor), limit)
+    return { ...page, items: page.items.map((row) => toDigest(row, this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))) }
   }
 
   get(agentId: string, id: string): Session {
@@ -201,6 +209,16 @@ export class SessionsService implements TurnPartsProvider {
       assertActive(key)
     }
     throw raceConflict()
+  }
+
+  /**
+   * Read-only: the goal reminder and recitation the next `POST /v1/turns` without an iteration
+   * would get (turn-parts.ts: the next step's number), before the token budget; nothing recorded.
+   */
+  nextTurn(agentId: string, id: string): { iteration: number; reminder: GoalReminder; recitation: RecitationPreview } {
+    const session = this.store.hydrate(this.store.key(agentId, id))
+    const iteration = session.stepsTaken + 1
+    return { iteration, reminder: session.reminderPreview(iteration), recitation: session.recitation(iteration) }
   }
 
   private counted(result: StepResult): StepResult {

@@ -48,6 +48,7 @@ export const SESSION_ROUTES: { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELET
   { method: 'GET', url: '/v1/sessions/{id}/reminder?turn=1' },
   { method: 'PUT', url: '/v1/sessions/{id}/context', payload: { memories: ['uses postgres'] } },
   { method: 'GET', url: '/v1/sessions/{id}/recitation?iteration=1' },
+  { method: 'GET', url: '/v1/sessions/{id}/next-turn' },
   { method: 'POST', url: '/v1/sessions/{id}/recitation', payload: { iteration: 1, messages: [{ role: 'user', content: 'hi' }] } },
 ]
 
