@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { Body } from '../schemas.js'
 import { EXAMPLE_PLAN } from './examples.js'
+import { UnchangedSkip } from './detection-schemas.js'
 
 /** TypeBox schemas of API.md's recitation: the context a session recites from, the preview and the injection. */
 
@@ -56,6 +57,7 @@ export const RecitationPreview = Type.Object(
     content: Type.Union([Type.String(), Type.Null()]),
     text: Type.Union([Type.String(), Type.Null()]),
     token_estimate: Type.Integer(),
+    skipped: Type.Optional(UnchangedSkip),
   },
   { title: 'RecitationPreview' },
 )
@@ -86,6 +88,7 @@ export const RecitationInjection = Type.Object(
     messages: Type.Array(ChatMessage),
     injected: Type.Boolean(),
     recitation: Type.Union([Type.Object({ text: Type.String(), token_estimate: Type.Integer() }), Type.Null()]),
+    skipped: Type.Optional(UnchangedSkip),
   },
   { title: 'RecitationInjection' },
 )
