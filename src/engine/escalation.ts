@@ -15,8 +15,8 @@ export const ESCALATION_MODES: readonly EscalationMode[] = ['seed', 'graduated']
 export const DRIFT_GRACE_STEPS = 3
 
 export interface LadderJSON {
-  /** Steps of the loop being escalated (the last finding's); a new finding sharing one continues it. */
-  loop_steps: number[]
+  /** First and last step of the loop being escalated; a finding whose steps overlap that span continues it. */
+  loop_span: [number, number] | null
   loop_level: number
   /** Step number of the first `replan` for the drift episode in progress, or null. */
   drift_replan_at: number | null
@@ -42,7 +42,7 @@ export interface LadderVerdict {
 const RUNGS: readonly RecommendedAction[] = ['adjust', 'replan', 'abort']
 
 export class EscalationLadder {
-  private loopSteps: number[] = []
+  private loopSpan: [number, number] | null = null
   private loopLevel = 0
   private driftReplanAt: number | null = null
 
@@ -50,9 +50,12 @@ export class EscalationLadder {
   decide(s: LadderInput): LadderVerdict {
     if (s.advanced) this.clearLoop()
     if (s.loop !== null) {
-      const continues = this.loopLevel > 0 && s.loop.steps.some((n) => this.loopSteps.includes(n))
+      // Interleaved repeats (A B A B A: A's steps and B's) are one loop: spans overlap, steps need not.
+      const from = s.loop.steps[0] ?? s.step_number
+      const span = this.loopSpan
+      const continues = this.loopLevel > 0 && span !== null && from <= span[1]
       this.loopLevel = continues ? Math.min(RUNGS.length, this.loopLevel + 1) : 1
-      this.loopSteps = [...s.loop.steps]
+      this.loopSpan = continues ? [Math.min(span[0], from), s.step_number] : [from, s.step_number]
       const action = RUNGS[this.loopLevel - 1]!
       const note =
         this.loopLevel === 1 ? 'loop: first detection, adjust' : this.loopLevel === 2 ? 'loop continues: replan' : 'loop continued after a replan: abort'
@@ -74,18 +77,18 @@ export class EscalationLadder {
   }
 
   clearLoop(): void {
-    this.loopSteps = []
+    this.loopSpan = null
     this.loopLevel = 0
   }
 
   toJSON(): LadderJSON {
-    return { loop_steps: [...this.loopSteps], loop_level: this.loopLevel, drift_replan_at: this.driftReplanAt }
+    return { loop_span: this.loopSpan === null ? null : [...this.loopSpan], loop_level: this.loopLevel, drift_replan_at: this.driftReplanAt }
   }
 
   static fromJSON(json: LadderJSON | undefined): EscalationLadder {
     const l = new EscalationLadder()
     if (json !== undefined) {
-      l.loopSteps = [...json.loop_steps]
+      l.loopSpan = json.loop_span === null ? null : [json.loop_span[0], json.loop_span[1]]
       l.loopLevel = json.loop_level
       l.driftReplanAt = json.drift_replan_at
     }

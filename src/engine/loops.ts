@@ -151,7 +151,8 @@ export class LoopDetector {
 
   /**
    * Records the step (unless its tool is exempt) and returns the first loop of a kind other than
-   * `repeat` that it completes, checked in the order error_repeat, same_call, alternation, monologue.
+   * `repeat` that it completes, checked in the order error_repeat, same_call, alternation, monologue
+   * (the more specific first; the caller prefers them to a `repeat` of the same step).
    */
   observe(step: number, description: string, output: string, signals: StepSignals, settings: LoopSettings): LoopFinding | null {
     if (LoopDetector.exempt(settings, signals)) return null
@@ -212,11 +213,15 @@ export class LoopDetector {
     return { kind, steps, count: run.length, subject, advice: loopAdvice(kind, subject, run.length, steps, other) }
   }
 
-  /** OpenHands: the same action answered by an error, n times in a row. */
+  /**
+   * OpenHands: the same action answered by an error, n times in a row. Here "in a row" is the
+   * action's own attempts: steps of other actions between (an agent thinking before it retries)
+   * do not break the run, a success of the action does.
+   */
   private errorRepeat(n: number): LoopFinding | null {
     const last = this.window.at(-1)!
     if (!last.error) return null
-    const run = this.run((e) => e.error && e.action === last.action)
+    const run = this.run((e) => e.error, (e) => e.action !== last.action)
     return run.length >= n ? this.finding('error_repeat', run) : null
   }
 

@@ -76,7 +76,8 @@ export class SessionDetection {
   ): { verification: StepVerification & DetectionVerdict; exceeded: BudgetExceeded | null; loop: LoopFinding | null } {
     const p = this.pending!
     this.pending = null
-    const loop = repeatCount > 0 ? this.loops.repeatFinding(repeatCount) : p.other
+    // A kind found here says more than the seed's state count (error_repeat rather than repeat).
+    const loop = p.other ?? (repeatCount > 0 ? this.loops.repeatFinding(repeatCount) : null)
     const spent = this.spend.observe(p.signals.tokens, p.signals.cost_usd, state.stall_turns, this.settings.budget)
     const out: StepVerification & DetectionVerdict = { ...verification }
     if (loop !== null) out.loop = loop
