@@ -28,7 +28,7 @@ export interface LadderInput {
   drift: number
   stall_turns: number
   alignment: number
-  /** This step advanced the plan: whatever was escalating did not continue. */
+  /** This step advanced the plan: a loop escalating before it ended (unless this step continues it). */
   advanced: boolean
   runaway: boolean
 }
@@ -48,7 +48,8 @@ export class EscalationLadder {
 
   /** The graduated table; the first matching row wins (a spent budget is decided before, by the caller). */
   decide(s: LadderInput): LadderVerdict {
-    if (s.advanced) this.clearLoop()
+    // Progress between two findings ends the loop; a looping step's own "progress" (a new output) does not.
+    if (s.advanced && s.loop === null) this.clearLoop()
     if (s.loop !== null) {
       // Interleaved repeats (A B A B A: A's steps and B's) are one loop: spans overlap, steps need not.
       const from = s.loop.steps[0] ?? s.step_number
