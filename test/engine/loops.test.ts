@@ -133,7 +133,7 @@ describe('loop kinds', () => {
   it('a JSON round trip in the middle of a loop gives the same later verdicts', () => {
     const fail = call('pay', { amount: 1 }, 'Error', { error: true })
     const steps: Step[] = [call('a', {}), fail, call('b', {}), fail, call('a', {}), fail, fail, call('b', {})]
-    const config = { ...ALL, escalation: 'graduated', budget: { tokens: 50 }, skip_unchanged: true }
+    const config: Record<string, unknown> = { ...ALL, escalation: 'graduated', budget: { tokens: 50 }, skip_unchanged: true }
     const straight = new GoalSession({ goal: GOAL, config }, { clock })
     const full = steps.map((x) => straight.step(x.d, x.o ?? '', undefined, { ...x, tokens: 5 }))
     const first = new GoalSession({ goal: GOAL, config }, { clock })
