@@ -2,12 +2,13 @@
  * GoalSession: one goal session as a single aggregate — GoalTracker (verdicts), GoalDNA (drift),
  * GoalReminderInjector (reminders), RecitationManager (status blocks) and the recitation context —
  * so the HTTP service loads one object, calls one method and persists one snapshot. Its episode
- * events, recitation state and summary are built in session-events.ts, session-recitation.ts and
- * session-summary.ts.
+ * events, recitation state, reminder input and summary are built in session-events.ts,
+ * session-recitation.ts, session-reminder.ts and session-summary.ts; loop kinds, escalation, budget
+ * and skip_unchanged in session-detection.ts.
  */
 import { wallClock, type Clock } from './clock.js'
 import { GoalDNA, type DriftCheck, type DriftTrend } from './goal-dna.js'
-import { GoalReminderInjector, type BuildReminderInput, type GoalReminder } from './goal-reminder.js'
+import { GoalReminderInjector, type GoalReminder } from './goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
 import {
@@ -17,11 +18,11 @@ import {
   type RecitationBlock,
   type RecitationState,
 } from './recitation.js'
-import { resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
+import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
 import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
 import { mergeContext, recitationStateOf } from './session-recitation.js'
 import { sessionSummary } from './session-summary.js'
-import { copyDetection } from './detection-config.js'
+import { reminderInputOf } from './session-reminder.js'
 import type { StepSignals } from './loops.js'
 import { SessionDetection } from './session-detection.js'
 import type { UnchangedSkip } from './unchanged.js'
@@ -208,7 +209,7 @@ export class GoalSession {
 
   /** Builds (and records) a goal reminder; progress and drift default to the live state. */
   reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
-    return this.injector.buildReminder(this.reminderInput(turn, overrides))
+    return this.injector.buildReminder(reminderInputOf(this.tracker, this.dna.isDrifting(), turn, overrides))
   }
 
   /** Records a reminder built by `reminderPreview` as shown. */
@@ -219,25 +220,7 @@ export class GoalSession {
 
   /** Read-only: the reminder `reminder` would build now, not recorded. */
   reminderPreview(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
-    return this.injector.composeReminder(this.reminderInput(turn, overrides))
-  }
-
-  private reminderInput(turn: number, overrides: ReminderOverrides): BuildReminderInput {
-    const s = this.tracker.getState()
-    const plan = this.tracker.getPlan()
-    const subGoal = overrides.current_sub_goal ?? plan[s.current_step]
-    return {
-      turn_number: turn,
-      drift_score: overrides.drift_score ?? s.drift_score,
-      is_drift_active: overrides.is_drift_active ?? this.dna.isDrifting(),
-      progress: {
-        current_step: s.current_step,
-        total_steps: s.total_steps_planned,
-        progress_pct: s.progress,
-        ...(overrides.summary === undefined ? {} : { summary: overrides.summary }),
-        ...(subGoal === undefined ? {} : { current_sub_goal: subGoal }),
-      },
-    }
+    return this.injector.composeReminder(reminderInputOf(this.tracker, this.dna.isDrifting(), turn, overrides))
   }
 
   /** Replaces the context fields given; the others are kept. */
@@ -311,7 +294,7 @@ export class GoalSession {
   toJSON(): GoalSessionJSON {
     return {
       goal: this.goalText,
-      config: copyConfig(this.config),
+      config: copySessionConfig(this.config),
       step_count: this.stepCount,
       context: this.getContext(),
       tracker: this.tracker.toJSON(),
@@ -334,9 +317,4 @@ export class GoalSession {
     s.detection = SessionDetection.fromJSON(s.config, json.detection)
     return s
   }
-}
-
-/** A deep copy of the resolved config (plain data: two levels), without structuredClone's fixed cost. */
-function copyConfig(c: SessionConfig): SessionConfig {
-  return { ...c, recitation: { ...c.recitation, sources: [...c.recitation.sources] }, ...copyDetection(c) }
 }

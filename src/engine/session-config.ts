@@ -110,3 +110,8 @@ export function resolveSessionConfig(input: SessionConfigInput = {}, base: Sessi
   if (problem !== null) throw new SessionConfigError(...problem)
   return { ...c, ...copyDetection(c) }
 }
+
+/** A deep copy of a resolved config (plain data: two levels), without structuredClone's fixed cost. */
+export function copySessionConfig(c: SessionConfig): SessionConfig {
+  return { ...c, recitation: { ...c.recitation, sources: [...c.recitation.sources] }, ...copyDetection(c) }
+}

@@ -167,6 +167,7 @@ export class SessionsService implements TurnPartsProvider {
   async step(agentId: string, id: string, input: StepInput, uow: UnitOfWork = this.own()): Promise<StepResult> {
     const description = input.description
     const output = input.output ?? ''
+    // As the journal will replay them (through the row's columns), so a restart gives the same verdicts.
     const signals = signalsOf(signalColumns(input))
     const stepOn = (raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
       noteFallback(raw.drift, looked)
