@@ -16,6 +16,7 @@ import {
   type LoopSettings,
 } from './loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
+import { defined } from './defined.js'
 
 export interface DetectionConfig {
   /** false turns every loop kind off (default true). */
@@ -42,6 +43,7 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
     if (bad >= 0) return [`loop_kinds/${bad}`, `must be one of ${LOOP_KINDS.join(', ')}`]
   }
   for (const [k, v] of Object.entries(c.loop_thresholds ?? {})) {
+    if (v === undefined) continue
     if (!isLoopKind(k)) return [`loop_thresholds/${k}`, `is not a loop kind (${LOOP_KINDS.join(', ')})`]
     if (!(Number.isInteger(v) && v >= MIN_LOOP_THRESHOLD[k] && v <= MAX_LOOP_THRESHOLD)) {
       return [`loop_thresholds/${k}`, `must be an integer in [${MIN_LOOP_THRESHOLD[k]}, ${MAX_LOOP_THRESHOLD}]`]
@@ -63,7 +65,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   const out: DetectionConfig = {}
   if (c.loop_detection !== undefined) out.loop_detection = c.loop_detection
   if (c.loop_kinds !== undefined) out.loop_kinds = [...new Set(c.loop_kinds)]
-  if (c.loop_thresholds !== undefined) out.loop_thresholds = { ...c.loop_thresholds }
+  if (c.loop_thresholds !== undefined) out.loop_thresholds = defined(c.loop_thresholds)
   if (c.loop_exempt_tools !== undefined) out.loop_exempt_tools = [...new Set(c.loop_exempt_tools)]
   if (c.escalation !== undefined) out.escalation = c.escalation
   if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
@@ -86,7 +88,7 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
   return {
     loops: {
       kinds: new Set(kinds),
-      thresholds: { ...DEFAULT_LOOP_THRESHOLDS, ...c.loop_thresholds },
+      thresholds: { ...DEFAULT_LOOP_THRESHOLDS, ...defined(c.loop_thresholds) },
       exempt_tools: new Set(c.loop_exempt_tools ?? []),
     },
     graduated: c.escalation === 'graduated',
