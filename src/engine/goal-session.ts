@@ -2,12 +2,13 @@
  * GoalSession: one goal session as a single aggregate — GoalTracker (verdicts), GoalDNA (drift),
  * GoalReminderInjector (reminders), RecitationManager (status blocks) and the recitation context —
  * so the HTTP service loads one object, calls one method and persists one snapshot. Its episode
- * events, recitation state and summary are built in session-events.ts, session-recitation.ts and
- * session-summary.ts.
+ * events, recitation state, reminder input and summary are built in session-events.ts,
+ * session-recitation.ts, session-reminder.ts and session-summary.ts; loop kinds, escalation, budget
+ * and skip_unchanged in session-detection.ts.
  */
 import { wallClock, type Clock } from './clock.js'
 import { GoalDNA, type DriftCheck, type DriftTrend } from './goal-dna.js'
-import { GoalReminderInjector, type BuildReminderInput, type GoalReminder } from './goal-reminder.js'
+import { GoalReminderInjector, type GoalReminder } from './goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
 import {
@@ -17,10 +18,14 @@ import {
   type RecitationBlock,
   type RecitationState,
 } from './recitation.js'
-import { resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
+import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
 import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
 import { mergeContext, recitationStateOf } from './session-recitation.js'
 import { sessionSummary } from './session-summary.js'
+import { reminderInputOf } from './session-reminder.js'
+import type { StepSignals } from './loops.js'
+import { SessionDetection } from './session-detection.js'
+import type { UnchangedSkip } from './unchanged.js'
 import type {
   GoalSessionJSON,
   GoalSessionOptions,
@@ -47,6 +52,7 @@ export class GoalSession {
   private dna: GoalDNA
   private injector: GoalReminderInjector
   private recitationManager: RecitationManager
+  private detection: SessionDetection
 
   constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}) {
     this.config = resolveSessionConfig(init.config)
@@ -69,6 +75,7 @@ export class GoalSession {
     this.injector.setGoal(init.goal)
     // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
     this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock: this.clock })
+    this.detection = new SessionDetection(c)
   }
 
   /** The step log lives in the steps table, so the tracker keeps no verification history. */
@@ -109,15 +116,23 @@ export class GoalSession {
    * `similarity`: the description's similarity to the goal computed outside (an `embeddings`
    * cosine), used by the drift check instead of the goal's own scorer.
    */
-  step(description: string, output = '', similarity?: number): StepResult & { events: SessionEvent[] } {
+  step(description: string, output = '', similarity?: number, signals: StepSignals = {}): StepResult & { events: SessionEvent[] } {
     const before = this.before()
-    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output), similarity)
+    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, loop), similarity)
   }
 
   /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
-  async stepAsync(description: string, output: string, llmVerify: LlmVerifyFn, similarity?: number): Promise<StepResult & { events: SessionEvent[] }> {
+  async stepAsync(
+    description: string,
+    output: string,
+    llmVerify: LlmVerifyFn,
+    similarity?: number,
+    signals: StepSignals = {},
+  ): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
-    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify), similarity)
+    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, loop), similarity)
   }
 
   /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
@@ -125,11 +140,13 @@ export class GoalSession {
     return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
   }
 
-  private finishStep(description: string, before: StepBefore, verification: StepVerification, similarity?: number): StepResult & { events: SessionEvent[] } {
+  private finishStep(description: string, before: StepBefore, tracked: StepVerification, similarity?: number): StepResult & { events: SessionEvent[] } {
     const step_number = ++this.stepCount
     const { result: drift, events } = this.driftCheck(description, step_number, similarity)
     const state = this.tracker.getState()
-    pushStepEvents(events, step_number, description, before, state)
+    const { verification, exceeded, loop } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount)
+    pushStepEvents(events, step_number, description, before, state, loop)
+    if (exceeded !== null) events.push({ type: 'budget_exceeded', data: exceeded })
     return { step_number, verification, drift, state, events }
   }
 
@@ -171,7 +188,13 @@ export class GoalSession {
 
   resetLoop(): GoalState {
     this.tracker.resetLoopDetection()
+    this.detection.resetLoop()
     return this.state()
+  }
+
+  /** Why `skip_unchanged` holds back a block identical to the last one injected, or null. */
+  unchangedSkip(kind: 'goal_reminder' | 'recitation', text: string, turn: number): UnchangedSkip | null {
+    return this.detection.skip(kind, text, turn)
   }
 
   addPitfall(text: string): string[] {
@@ -186,35 +209,18 @@ export class GoalSession {
 
   /** Builds (and records) a goal reminder; progress and drift default to the live state. */
   reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
-    return this.injector.buildReminder(this.reminderInput(turn, overrides))
+    return this.injector.buildReminder(reminderInputOf(this.tracker, this.dna.isDrifting(), turn, overrides))
   }
 
   /** Records a reminder built by `reminderPreview` as shown. */
   recordReminder(reminder: GoalReminder): void {
     this.injector.recordReminder(reminder)
+    this.detection.recordInjected('goal_reminder', reminder.text, reminder.turn_number)
   }
 
   /** Read-only: the reminder `reminder` would build now, not recorded. */
   reminderPreview(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
-    return this.injector.composeReminder(this.reminderInput(turn, overrides))
-  }
-
-  private reminderInput(turn: number, overrides: ReminderOverrides): BuildReminderInput {
-    const s = this.tracker.getState()
-    const plan = this.tracker.getPlan()
-    const subGoal = overrides.current_sub_goal ?? plan[s.current_step]
-    return {
-      turn_number: turn,
-      drift_score: overrides.drift_score ?? s.drift_score,
-      is_drift_active: overrides.is_drift_active ?? this.dna.isDrifting(),
-      progress: {
-        current_step: s.current_step,
-        total_steps: s.total_steps_planned,
-        progress_pct: s.progress,
-        ...(overrides.summary === undefined ? {} : { summary: overrides.summary }),
-        ...(subGoal === undefined ? {} : { current_sub_goal: subGoal }),
-      },
-    }
+    return this.injector.composeReminder(reminderInputOf(this.tracker, this.dna.isDrifting(), turn, overrides))
   }
 
   /** Replaces the context fields given; the others are kept. */
@@ -244,18 +250,29 @@ export class GoalSession {
           : this.recitationManager.toJSON().adaptive_frequency
     const should_inject = iteration === 1 || iteration - this.recitationManager.lastInjectionIteration >= frequency
     const block: RecitationBlock | null = this.recitationManager.buildBlock(this.recitationState(iteration, context_tokens))
-    return {
+    const preview: RecitationPreview = {
       should_inject,
       frequency,
       content: block?.content ?? null,
       text: block?.text ?? null,
       token_estimate: block?.token_estimate ?? 0,
     }
+    // Due, but identical to the last block injected (skip_unchanged): not due after all, and why.
+    const skipped = should_inject && block !== null ? this.detection.skip('recitation', block.content, iteration) : null
+    return skipped === null ? preview : { ...preview, should_inject: false, skipped }
   }
 
-  /** Inserts the block before the last user message when due (or forced) and records the injection. */
+  /**
+   * Inserts the block before the last user message when due (or forced) and records the injection.
+   * With skip_unchanged, a due block identical to the last one injected is held back (`skipped`).
+   */
   injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { context_tokens?: number; force?: boolean } = {}): RecitationInjection<M> {
+    if (this.detection.settings.skip_unchanged && opts.force !== true) {
+      const { skipped } = this.recitation(iteration, opts.context_tokens)
+      if (skipped !== undefined) return { messages, injected: false, recitation: null, skipped }
+    }
     const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.context_tokens), { force: opts.force === true })
+    if (r.recitation !== null && r.injected) this.detection.recordInjected('recitation', r.recitation.content, iteration)
     return {
       messages: r.messages,
       injected: r.injected,
@@ -277,13 +294,14 @@ export class GoalSession {
   toJSON(): GoalSessionJSON {
     return {
       goal: this.goalText,
-      config: copyConfig(this.config),
+      config: copySessionConfig(this.config),
       step_count: this.stepCount,
       context: this.getContext(),
       tracker: this.tracker.toJSON(),
       dna: this.dna.toJSON(),
       reminder: this.injector.toJSON(),
       recitation: this.recitationManager.toJSON(),
+      detection: this.detection.toJSON(),
     }
   }
 
@@ -296,11 +314,7 @@ export class GoalSession {
     s.dna = GoalDNA.fromJSON(json.dna, { clock, keep_events: false })
     s.injector = GoalReminderInjector.fromJSON(json.reminder, clock, { history_text: false })
     s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
+    s.detection = SessionDetection.fromJSON(s.config, json.detection)
     return s
   }
-}
-
-/** A deep copy of the resolved config (plain data: two levels), without structuredClone's fixed cost. */
-function copyConfig(c: SessionConfig): SessionConfig {
-  return { ...c, recitation: { ...c.recitation, sources: [...c.recitation.sources] } }
 }

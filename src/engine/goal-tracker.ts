@@ -34,6 +34,16 @@ export const HISTORY_MAX = 200
  * repeated within 200 other states is not a tight loop, and the snapshot stays small. */
 export const STATE_HASHES_MAX = 200
 
+/** Per-step loop inputs from a caller that detects more than the seed's repeat (GoalSession). */
+export interface StepLoopOptions {
+  /** This step's state hash, when the caller computed it (e.g. with its tool call in it). */
+  state_hash?: string
+  /** Sightings of one state that make a `repeat` (default LOOP_THRESHOLD); null: none (the state still counts for progress). */
+  repeat_threshold?: number | null
+  /** A loop of another kind this step completed, found by the caller: flags the loop like a repeat. */
+  loop?: { note: string } | null
+}
+
 interface Heuristic {
   score: number
   reasoning: string
@@ -61,6 +71,8 @@ export class GoalTracker {
   /** `started_at` as stored, formatted once rather than on every snapshot. */
   private startedAtIso: string | undefined
   private history: VerificationRecord[] = []
+  /** Sightings of the last step's state when that step was a `repeat`, else 0. */
+  private repeatCount = 0
 
   constructor(goal: string, options: GoalTrackerOptions = {}) {
     this.originalGoal = goal
@@ -91,6 +103,11 @@ export class GoalTracker {
     return this.stallTurns
   }
 
+  /** When the last verified step was a `repeat`: how often its state has been seen; else 0. */
+  get lastRepeatCount(): number {
+    return this.repeatCount
+  }
+
   getState(): GoalState {
     return {
       original_goal: this.originalGoal,
@@ -109,9 +126,9 @@ export class GoalTracker {
    * Verifies a step: heuristic alignment, and when it is below 0.7 and `llmVerify` is given,
    * 0.7 × LLM score + 0.3 × heuristic. A timeout, error or unparsable answer keeps the heuristic.
    */
-  async verifyStep(description: string, output = '', llmVerify?: LlmVerifyFn): Promise<StepVerification> {
+  async verifyStep(description: string, output = '', llmVerify?: LlmVerifyFn, loop: StepLoopOptions = {}): Promise<StepVerification> {
     const h = this.heuristic(description, output)
-    if (llmVerify === undefined || h.score >= LLM_VERIFY_BELOW) return this.commit(description, output, h.score, h.reasoning)
+    if (llmVerify === undefined || h.score >= LLM_VERIFY_BELOW) return this.commit(description, output, h.score, h.reasoning, loop)
     const prompt = buildVerifyPrompt({
       goal: this.originalGoal,
       plan_step: this.plan[this.currentStep] ?? null,
@@ -122,15 +139,15 @@ export class GoalTracker {
     if (outcome.kind === 'score') {
       const blended = LLM_WEIGHT * outcome.score + (1 - LLM_WEIGHT) * h.score
       const why = `${h.reasoning}; LLM score ${fmt(outcome.score)}, blended 0.7 × LLM + 0.3 × heuristic = ${fmt(blended)}`
-      return this.commit(description, output, blended, why)
+      return this.commit(description, output, blended, why, loop)
     }
-    return this.commit(description, output, h.score, `${h.reasoning}; ${describeFallback(outcome, this.llmTimeoutMs)}`)
+    return this.commit(description, output, h.score, `${h.reasoning}; ${describeFallback(outcome, this.llmTimeoutMs)}`, loop)
   }
 
   /** The heuristic-only verification, synchronous; equal to `verifyStep` without an LLM. */
-  verifyStepSync(description: string, output = ''): StepVerification {
+  verifyStepSync(description: string, output = '', loop: StepLoopOptions = {}): StepVerification {
     const h = this.heuristic(description, output)
-    return this.commit(description, output, h.score, h.reasoning)
+    return this.commit(description, output, h.score, h.reasoning, loop)
   }
 
   /** Forgets every step state and clears the loop flag (call after replanning). */
@@ -170,16 +187,22 @@ export class GoalTracker {
   }
 
   /** Applies one verified step to the state; the only place that mutates it. */
-  private commit(description: string, output: string, alignment: number, reasoning: string): StepVerification {
-    const hash = stateHash(description, output)
+  private commit(description: string, output: string, alignment: number, reasoning: string, loop: StepLoopOptions): StepVerification {
+    const hash = loop.state_hash ?? stateHash(description, output)
     const seen = (this.hashes.get(hash) ?? 0) + 1
     this.hashes.set(hash, seen)
     if (this.hashes.size > STATE_HASHES_MAX) this.hashes.delete(this.hashes.keys().next().value!)
     const notes: string[] = []
-    if (seen >= LOOP_THRESHOLD) {
+    const threshold = loop.repeat_threshold === undefined ? LOOP_THRESHOLD : loop.repeat_threshold
+    this.repeatCount = threshold !== null && seen >= threshold ? seen : 0
+    if (this.repeatCount > 0) {
       this.loopDetected = true
       this.loopCount++
       notes.push(`loop: the same step state seen ${seen} times`)
+    } else if (loop.loop) {
+      this.loopDetected = true
+      this.loopCount++
+      notes.push(loop.loop.note)
     }
     const aligned = isAligned(alignment)
     // A repeat of an already seen state is not new work: it never advances the plan.

@@ -7,6 +7,7 @@ import { isSimilarityMode, type SimilarityMode } from './goal-scorer.js'
 import { REMINDER_DEFAULTS } from './goal-reminder.js'
 import { RECITATION_DEFAULTS, type RecitationSource } from './recitation.js'
 import { defined } from './defined.js'
+import { copyDetection, detectionProblem, type DetectionConfig } from './detection-config.js'
 
 /** 'custom' needs an in-process builder, so a stored session cannot use it. */
 export type SessionRecitationSource = Exclude<RecitationSource, 'custom'>
@@ -17,7 +18,8 @@ export interface SessionRecitationConfig {
   max_tokens: number
 }
 
-export interface SessionConfig {
+/** The detection fields (detection-config.ts) are optional: present only when a session set them. */
+export interface SessionConfig extends DetectionConfig {
   /**
    * `lexical` is the seed's fingerprint; `enhanced` the IDF-weighted stem cosine with its own
    * threshold; `embeddings` a provider's embedding cosine (computed by the service), `enhanced` when it fails.
@@ -104,5 +106,12 @@ export function resolveSessionConfig(input: SessionConfigInput = {}, base: Sessi
   if (!(Number.isInteger(c.recitation.max_tokens) && c.recitation.max_tokens >= 1)) {
     throw new SessionConfigError('recitation/max_tokens', 'must be an integer >= 1')
   }
-  return c
+  const problem = detectionProblem(c)
+  if (problem !== null) throw new SessionConfigError(...problem)
+  return { ...c, ...copyDetection(c) }
+}
+
+/** A deep copy of a resolved config (plain data: two levels), without structuredClone's fixed cost. */
+export function copySessionConfig(c: SessionConfig): SessionConfig {
+  return { ...c, recitation: { ...c.recitation, sources: [...c.recitation.sources] }, ...copyDetection(c) }
 }

@@ -7,6 +7,7 @@ import type { DriftCheck } from './goal-dna.js'
 import type { GoalState } from './goal-tracker.js'
 import type { SessionEvent } from './session-types.js'
 import { PROGRESS_STALL_TURNS } from './step-alignment.js'
+import type { LoopFinding } from './loops.js'
 
 export const DESCRIPTION_IN_EVENT = 200
 
@@ -32,9 +33,10 @@ export function driftEvents(wasDrifting: boolean, result: DriftCheck, step_numbe
 }
 
 /** Appends to `events` the loop and stall events that this step started. */
-export function pushStepEvents(events: SessionEvent[], step_number: number, description: string, before: StepBefore, state: GoalState): void {
+export function pushStepEvents(events: SessionEvent[], step_number: number, description: string, before: StepBefore, state: GoalState, loop: LoopFinding | null = null): void {
   if (state.loop_detected && !before.loop_detected) {
-    events.push({ type: 'loop_detected', data: { step_number, loop_count: state.loop_count, description: description.slice(0, DESCRIPTION_IN_EVENT) } })
+    const data = { step_number, loop_count: state.loop_count, description: description.slice(0, DESCRIPTION_IN_EVENT) }
+    events.push({ type: 'loop_detected', data: loop === null ? data : { ...data, kind: loop.kind, steps: loop.steps } })
   }
   // Once per stall: when the stall reaches the replan threshold, not on every later turn.
   if (state.stall_turns === PROGRESS_STALL_TURNS && before.stall_turns < PROGRESS_STALL_TURNS) {

@@ -5,6 +5,9 @@ import type { GoalState, GoalTrackerJSON, GoalTrackerSummary, StepVerification }
 import type { ChatMessage, PlanTask, RecitationJSON, TodoItem } from './recitation.js'
 import type { SessionConfig } from './session-config.js'
 import type { Clock } from './clock.js'
+import type { BudgetExceeded, DetectionJSON, DetectionVerdict } from './session-detection.js'
+import type { LoopKind } from './loops.js'
+import type { UnchangedSkip } from './unchanged.js'
 
 export interface RecitationContext {
   plan_tasks?: PlanTask[]
@@ -16,12 +19,13 @@ export interface RecitationContext {
 
 export type SessionEvent =
   | { type: 'drift_detected'; data: { step_number: number; similarity: number; severity: DriftSeverity; consecutive_drift_count: number; action_text: string } }
-  | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string } }
+  | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string; kind?: LoopKind; steps?: number[] } }
   | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
+  | { type: 'budget_exceeded'; data: BudgetExceeded }
 
 export interface StepResult {
   step_number: number
-  verification: StepVerification
+  verification: StepVerification & DetectionVerdict
   drift: DriftCheck
   state: GoalState
 }
@@ -45,12 +49,15 @@ export interface RecitationPreview {
   content: string | null
   text: string | null
   token_estimate: number
+  /** Set when skip_unchanged holds back a due block identical to the last one injected. */
+  skipped?: UnchangedSkip
 }
 
 export interface RecitationInjection<M extends ChatMessage> {
   messages: Array<M | ChatMessage>
   injected: boolean
   recitation: { text: string; token_estimate: number } | null
+  skipped?: UnchangedSkip
 }
 
 /** The tracker's summary (seed 002) plus the fingerprint's and the reminder injector's. */
@@ -68,6 +75,8 @@ export interface GoalSessionJSON {
   dna: GoalDNAJSON
   reminder: GoalReminderJSON
   recitation: RecitationJSON
+  /** Absent in snapshots written before loop kinds, escalation, budgets and skip_unchanged. */
+  detection?: DetectionJSON
 }
 
 export interface GoalSessionOptions {

@@ -188,7 +188,13 @@ export const TurnResult = Type.Object(
         included: Type.Boolean(),
         truncated: Type.Boolean(),
         reminder_id: Type.Optional(Id('rem')),
-        reason: Type.Optional(Type.Union([Type.Literal('budget'), Type.Literal('quiet_hours')])),
+        reason: Type.Optional(
+          Type.Union([Type.Literal('budget'), Type.Literal('quiet_hours'), Type.Literal('unchanged')], {
+            description: 'Why the part was left out: the token budget, quiet hours, or (skip_unchanged) identical to the last one injected.',
+          }),
+        ),
+        last_injected_at: Type.Optional(Type.Integer({ description: 'For `unchanged`: the turn the identical block was last injected at.' })),
+        resend_at: Type.Optional(Type.Integer({ description: 'For `unchanged`: the turn from which it goes out again even if unchanged.' })),
       }),
     ),
     messages: Type.Optional(Type.Array(Message)),

@@ -31,6 +31,11 @@ export interface TurnPart {
   content: string
 }
 
+/** A block a session held back (skip_unchanged: identical to the last one injected), reported but not injected. */
+export interface SkippedPart extends TurnPart {
+  skip: { reason: 'unchanged'; last_injected_at: number; resend_at: number }
+}
+
 /**
  * Implemented by the sessions service. Throws `notFound('session', id)` for an unknown session
  * or another agent's. May return `messages` with the recitation already placed in them. Calls
@@ -45,7 +50,7 @@ export interface TurnPartsProvider {
     messages: TurnMessage[] | undefined
     nowMs: number
     fit: (parts: readonly TurnPart[]) => ReadonlySet<number>
-  }): { parts: TurnPart[]; messages?: TurnMessage[] }
+  }): { parts: TurnPart[]; messages?: TurnMessage[]; skipped?: SkippedPart[] }
 }
 
 export interface TurnInput {
@@ -64,8 +69,11 @@ export interface TurnPartReport {
   included: boolean
   truncated: boolean
   reminder_id?: string
-  /** Why a part was left out: over the token budget, or held for quiet hours. */
-  reason?: 'budget' | 'quiet_hours'
+  /** Why a part was left out: over the token budget, held for quiet hours, or unchanged since last injected (skip_unchanged). */
+  reason?: 'budget' | 'quiet_hours' | 'unchanged'
+  /** For `unchanged`: the turn it was last injected at, and the turn from which it goes out again anyway. */
+  last_injected_at?: number
+  resend_at?: number
 }
 
 export interface TurnResult {
@@ -115,7 +123,7 @@ export class TurnsService {
         fitted = { parts, fit }
         return new Set(parts.flatMap((_, i) => (fit.accepted.has(`part:${i}`) ? [i] : [])))
       }
-      let session: { parts: TurnPart[]; messages?: TurnMessage[] } = { parts: [] }
+      let session: { parts: TurnPart[]; messages?: TurnMessage[]; skipped?: SkippedPart[] } = { parts: [] }
       if (input.session_id !== undefined) {
         // Until sessions exist no session id can be valid for this agent.
         if (!this.provider) throw notFound('session', input.session_id)
@@ -134,6 +142,10 @@ export class TurnsService {
         ...eligible.map((r) => ({
           ...report('reminder', TURN_PRIORITY[r.priority], reminderLine(r), fit.accepted.get(`reminder:${r.id}`)),
           reminder_id: r.id,
+        })),
+        ...(session.skipped ?? []).map((p) => ({
+          kind: p.kind, priority: p.priority, token_estimate: cachedTokenCount(p.content), included: false, truncated: false,
+          reason: p.skip.reason, last_injected_at: p.skip.last_injected_at, resend_at: p.skip.resend_at,
         })),
         ...held.map((r) => ({
           kind: 'reminder', priority: TURN_PRIORITY[r.priority], token_estimate: cachedTokenCount(reminderLine(r)),

@@ -4,7 +4,8 @@ import type { DriftCheck, DriftEvent, DriftSeverity } from '../engine/goal-dna.j
 import type { GoalState, StepVerification } from '../engine/goal-tracker.js'
 import type { SessionConfig, SessionConfigInput } from '../engine/session-config.js'
 import type { RecommendedAction } from '../engine/step-alignment.js'
-import type { DriftEventRow, RecentStep, SessionRow, StepRow } from './repository.js'
+import type { StepSignals, StepTool } from '../engine/loops.js'
+import type { DriftEventRow, JournalStep, RecentStep, SessionRow, StepRow } from './repository.js'
 
 export type SessionStatus = 'active' | 'archived'
 
@@ -27,7 +28,13 @@ export interface CreateSessionInput {
   metadata?: Record<string, unknown>
 }
 
-export interface StepLogEntry {
+/** A step as posted: the optional fields beside description and output (StepSignals). */
+export interface StepInput extends StepSignals {
+  description: string
+  output?: string
+}
+
+export interface StepLogEntry extends StepSignals {
   step_number: number
   description: string
   output: string
@@ -79,10 +86,31 @@ export function toStep(row: StepRow): StepLogEntry {
     step_number: row.step_number,
     description: row.description,
     output: row.output,
+    ...signalsOf(row),
     verification: JSON.parse(row.verification) as StepVerification,
     drift: JSON.parse(row.drift) as DriftCheck,
     created_at: isoAt(row.created_at),
   }
+}
+
+/** The step columns of a step's optional fields (null when not sent). */
+export function signalColumns(s: StepSignals): Pick<StepRow, 'tool' | 'error' | 'tokens' | 'cost_usd'> {
+  return {
+    tool: s.tool === undefined ? null : JSON.stringify(s.tool),
+    error: s.error === undefined ? null : s.error ? 1 : 0,
+    tokens: s.tokens ?? null,
+    cost_usd: s.cost_usd ?? null,
+  }
+}
+
+/** The optional fields of a step row (log entry or journal entry), as they were sent. */
+export function signalsOf(row: Pick<JournalStep, 'tool' | 'error' | 'tokens' | 'cost_usd'>): StepSignals {
+  const out: StepSignals = {}
+  if (row.tool !== null) out.tool = JSON.parse(row.tool) as StepTool
+  if (row.error !== null) out.error = row.error === 1
+  if (row.tokens !== null) out.tokens = row.tokens
+  if (row.cost_usd !== null) out.cost_usd = row.cost_usd
+  return out
 }
 
 export function toDriftEvent(row: DriftEventRow): DriftEvent {

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import { Body } from '../schemas.js'
 import { EXAMPLE_PLAN } from './examples.js'
 import { GoalReminder } from './schemas.js'
+import { UnchangedSkip } from './detection-schemas.js'
 
 /** TypeBox schemas of API.md's recitation: the context a session recites from, the preview and the injection. */
 
@@ -57,6 +58,7 @@ export const RecitationPreview = Type.Object(
     content: Type.Union([Type.String(), Type.Null()]),
     text: Type.Union([Type.String(), Type.Null()]),
     token_estimate: Type.Integer(),
+    skipped: Type.Optional(UnchangedSkip),
   },
   { title: 'RecitationPreview' },
 )
@@ -87,6 +89,7 @@ export const RecitationInjection = Type.Object(
     messages: Type.Array(ChatMessage),
     injected: Type.Boolean(),
     recitation: Type.Union([Type.Object({ text: Type.String(), token_estimate: Type.Integer() }), Type.Null()]),
+    skipped: Type.Optional(UnchangedSkip),
   },
   { title: 'RecitationInjection' },
 )

@@ -24,6 +24,11 @@ export interface JournalStep {
   output: string
   /** The drift similarity the step used; null for an `embeddings` step that fell back to `enhanced` (scored again). */
   similarity: number | null
+  /** The optional fields the step was sent with (`tool` as JSON), null when absent. */
+  tool: string | null
+  error: number | null
+  tokens: number | null
+  cost_usd: number | null
 }
 
 /** A step as the sessions overview shows it (a sparkline point and the last verdict). */
@@ -90,11 +95,14 @@ export class SessionRepository {
     this.listNewestByStatus = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?`)
     this.recentStepRows = prepare(`SELECT step_number, recommended_action, drift ->> '$.similarity' AS similarity, created_at
       FROM steps WHERE session_id = ? AND agent_id = ? ORDER BY step_number DESC LIMIT ?`)
-    this.insertStepRow = prepare(`INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version)
-      VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version)`)
+    this.insertStepRow = prepare(`INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
+        tool, error, tokens, cost_usd)
+      VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version,
+        @tool, @error, @tokens, @cost_usd)`)
     this.listStepRows = prepare('SELECT * FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?')
     this.journalStepRows = prepare(`SELECT created_at AS at, description, output,
-        CASE WHEN drift ->> '$.similarity_mode' = 'enhanced' THEN NULL ELSE drift ->> '$.similarity' END AS similarity
+        CASE WHEN drift ->> '$.similarity_mode' = 'enhanced' THEN NULL ELSE drift ->> '$.similarity' END AS similarity,
+        tool, error, tokens, cost_usd
       FROM steps WHERE session_id = ? AND step_number > ? ORDER BY step_number`)
     this.insertDriftEventRow = prepare(`INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
       VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`)

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
+import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput } from './detection-schemas.js'
 
 /** TypeBox schemas of API.md "Goal sessions": one per shape, used for validation, types and OpenAPI. */
 
@@ -47,6 +48,7 @@ export const SessionConfig = Type.Object(
     drift_warning_threshold: Type.Number(),
     recitation: Type.Object({ frequency: Frequency, sources: Type.Array(RecitationSource), max_tokens: Type.Integer() }),
     llm_verify: Type.Boolean(),
+    ...DetectionConfig,
   },
   { title: 'SessionConfig' },
 )
@@ -76,6 +78,7 @@ export const SessionConfigInput = Type.Object(
     llm_verify: Type.Optional(
       Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400).' }),
     ),
+    ...DetectionConfigInput,
   },
   { additionalProperties: false, title: 'SessionConfigInput' },
 )
@@ -151,6 +154,8 @@ export const StepVerification = Type.Object(
     progress_delta: Type.Number(),
     reasoning: Type.String(),
     recommended_action: Action,
+    loop: Type.Optional(LoopFinding),
+    spend: Type.Optional(SpendReport),
   },
   { title: 'StepVerification' },
 )
@@ -179,7 +184,7 @@ export const DriftCheck = Type.Object(
   { title: 'DriftCheck' },
 )
 export const StepBody = Body(
-  { description: Text(10_000), output: Type.Optional(Type.String({ maxLength: 200_000 })) },
+  { description: Text(10_000), output: Type.Optional(Type.String({ maxLength: 200_000 })), ...StepSignalsInput },
   {
     examples: [
       {
@@ -198,6 +203,7 @@ export const StepLogEntry = Type.Object(
     step_number: Type.Integer(),
     description: Type.String(),
     output: Type.String(),
+    ...StepSignals,
     verification: StepVerification,
     drift: DriftCheck,
     created_at: Timestamp,

@@ -29,7 +29,8 @@ import { intCursor, pageOf, type Page } from '../pagination.js'
 import type { GoalEmbeddings } from '../providers/embeddings.js'
 import type { TurnPartsProvider } from '../reminders/turns.js'
 import {
-  SPARKLINE_STEPS, toDigest, toDriftEvent, toSession, toStep, type CreateSessionInput, type Session, type SessionDigest, type SessionStatus, type StepLogEntry,
+  SPARKLINE_STEPS, signalColumns, signalsOf, toDigest, toDriftEvent, toSession, toStep,
+  type CreateSessionInput, type Session, type SessionDigest, type SessionStatus, type StepInput, type StepLogEntry,
 } from './model.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
 import type { SessionKey } from './repository.js'
@@ -170,28 +171,30 @@ export class SessionsService implements TurnPartsProvider {
    * The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside
    * any transaction, on a private copy that commits only if no other write came first.
    */
-  async step(agentId: string, id: string, input: { description: string; output?: string }, uow: UnitOfWork = this.own()): Promise<StepResult> {
+  async step(agentId: string, id: string, input: StepInput, uow: UnitOfWork = this.own()): Promise<StepResult> {
     const description = input.description
     const output = input.output ?? ''
+    // As the journal will replay them (through the row's columns), so a restart gives the same verdicts.
+    const signals = signalsOf(signalColumns(input))
     const stepOn = (raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
       noteFallback(raw.drift, looked)
       const { events, ...result } = raw
-      return { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { description, output, result } }
+      return { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result } }
     }
     // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
     if (this.llmVerify === undefined && this.embeddings === undefined) {
-      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output)), uow))
+      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output, undefined, signals)), uow))
     }
     const meta = this.store.meta(agentId, id)
     assertActive(meta)
     const looked = await lookUp(this.embeddings, meta, description)
     if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
-      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked)), looked), uow))
+      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked), signals), looked), uow))
     }
     let key: SessionKey = meta
     for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
       const copy = this.store.load(key)
-      const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked))
+      const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked), signals)
       // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
       const outcome = { ...stepOn(raw, looked), snapshot: true }
       try {

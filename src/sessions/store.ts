@@ -24,6 +24,7 @@ import { Outbox } from '../webhooks/outbox.js'
 import type Database from 'better-sqlite3'
 import { SessionRepository, type SessionKey, type SessionRow } from './repository.js'
 import { SessionClock } from './session-clock.js'
+import { signalColumns, signalsOf, type StepInput } from './model.js'
 
 export const SESSION_CACHE_MAX = 500
 
@@ -33,7 +34,7 @@ export interface Outcome<T> {
   events?: SessionEvent[]
   drift_events?: DriftEvent[]
   /** A step's input, recorded as its row of the step log (and journal entry). */
-  step?: { description: string; output: string; result: StepResult }
+  step?: { input: StepInput; result: StepResult }
   /** Write a snapshot even for a step (one computed off the pinned clock, e.g. while an LLM answered). */
   snapshot?: boolean
 }
@@ -132,7 +133,7 @@ export class SessionStore {
     const { version, json, steps } = this.sqlite.inTransaction ? read() : this.sqlite.transaction(read)()
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
-    for (const s of steps) clock.at(s.at, () => session.step(s.description, s.output, s.similarity ?? undefined))
+    for (const s of steps) clock.at(s.at, () => session.step(s.description, s.output, s.similarity ?? undefined, signalsOf(s)))
     return { agentId: key.agent_id, version, session, clock, pending: steps.length }
   }
 
@@ -188,13 +189,14 @@ export class SessionStore {
     if (!written) throw new LostRace()
     const version = entry.version + 1
     if (outcome.step !== undefined) {
-      const { description, output, result } = outcome.step
+      const { input, result } = outcome.step
       this.repo.insertStep({
         session_id: key.id,
         step_number: result.step_number,
         agent_id: key.agent_id,
-        description,
-        output,
+        description: input.description,
+        output: input.output ?? '',
+        ...signalColumns(input),
         verification: JSON.stringify(result.verification),
         drift: JSON.stringify(result.drift),
         recommended_action: result.verification.recommended_action,

@@ -9,6 +9,7 @@ export type EventType =
   | 'session.drift_detected'
   | 'session.loop_detected'
   | 'session.stalled'
+  | 'session.budget_exceeded'
   | 'webhook.test'
 
 export interface EnqueueResult {

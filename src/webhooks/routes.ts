@@ -8,6 +8,7 @@ const EventType = Type.Union([
   Type.Literal('session.drift_detected'),
   Type.Literal('session.loop_detected'),
   Type.Literal('session.stalled'),
+  Type.Literal('session.budget_exceeded'),
   Type.Literal('webhook.test'),
 ])
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])

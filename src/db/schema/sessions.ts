@@ -53,6 +53,11 @@ export const steps = sqliteTable(
      * Null on rows written before this column, whose ops are in session_ops.
      */
     version: integer('version'),
+    /** The step's optional fields, replayed with it: `{ name, args }` JSON, the error flag (0/1), its spend. Null when not sent. */
+    tool: text('tool'),
+    error: integer('error'),
+    tokens: integer('tokens'),
+    costUsd: real('cost_usd'),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.stepNumber] })],
 )

@@ -1,0 +1,99 @@
+/**
+ * The opt-in detection fields of a session's config (loops, escalation, reminders that don't nag,
+ * budget). All optional and stored only when given, so a session created without them (or before
+ * them) keeps the seed's answers; the defaults are applied where they are used.
+ */
+import type { SessionBudget } from './budget.js'
+import { ESCALATION_MODES, type EscalationMode } from './escalation.js'
+import {
+  DEFAULT_LOOP_KINDS,
+  DEFAULT_LOOP_THRESHOLDS,
+  isLoopKind,
+  LOOP_KINDS,
+  MAX_LOOP_THRESHOLD,
+  MIN_LOOP_THRESHOLD,
+  type LoopKind,
+  type LoopSettings,
+} from './loops.js'
+import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
+import { defined } from './defined.js'
+
+export interface DetectionConfig {
+  /** false turns every loop kind off (default true). */
+  loop_detection?: boolean
+  /** The loop kinds checked (default repeat, error_repeat, same_call). */
+  loop_kinds?: LoopKind[]
+  /** Repeats (for alternation: steps) that make a loop, per kind. */
+  loop_thresholds?: Partial<Record<LoopKind, number>>
+  /** Steps calling these tools are never part of a loop (polling a job's status is not a loop). */
+  loop_exempt_tools?: string[]
+  escalation?: EscalationMode
+  skip_unchanged?: boolean
+  resend_unchanged_after?: number
+  budget?: SessionBudget
+}
+
+/** A field that makes the configuration unusable (session-config.ts SessionConfigError's shape). */
+export type ConfigProblem = [field: string, message: string]
+
+/** The first problem of the detection fields, or null. */
+export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
+  if (c.loop_kinds !== undefined) {
+    const bad = c.loop_kinds.findIndex((k) => !isLoopKind(k))
+    if (bad >= 0) return [`loop_kinds/${bad}`, `must be one of ${LOOP_KINDS.join(', ')}`]
+  }
+  for (const [k, v] of Object.entries(c.loop_thresholds ?? {})) {
+    if (v === undefined) continue
+    if (!isLoopKind(k)) return [`loop_thresholds/${k}`, `is not a loop kind (${LOOP_KINDS.join(', ')})`]
+    if (!(Number.isInteger(v) && v >= MIN_LOOP_THRESHOLD[k] && v <= MAX_LOOP_THRESHOLD)) {
+      return [`loop_thresholds/${k}`, `must be an integer in [${MIN_LOOP_THRESHOLD[k]}, ${MAX_LOOP_THRESHOLD}]`]
+    }
+  }
+  if (c.escalation !== undefined && !ESCALATION_MODES.includes(c.escalation)) return ['escalation', "must be 'seed' or 'graduated'"]
+  if (c.resend_unchanged_after !== undefined && !(Number.isInteger(c.resend_unchanged_after) && c.resend_unchanged_after >= 1)) {
+    return ['resend_unchanged_after', 'must be an integer >= 1']
+  }
+  for (const dim of ['tokens', 'cost_usd'] as const) {
+    const v = c.budget?.[dim]
+    if (v !== undefined && !(Number.isFinite(v) && v > 0)) return [`budget/${dim}`, 'must be a number > 0']
+  }
+  return null
+}
+
+/** A copy of the detection fields given (arrays and objects copied). */
+export function copyDetection(c: DetectionConfig): DetectionConfig {
+  const out: DetectionConfig = {}
+  if (c.loop_detection !== undefined) out.loop_detection = c.loop_detection
+  if (c.loop_kinds !== undefined) out.loop_kinds = [...new Set(c.loop_kinds)]
+  if (c.loop_thresholds !== undefined) out.loop_thresholds = defined(c.loop_thresholds)
+  if (c.loop_exempt_tools !== undefined) out.loop_exempt_tools = [...new Set(c.loop_exempt_tools)]
+  if (c.escalation !== undefined) out.escalation = c.escalation
+  if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
+  if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
+  if (c.budget !== undefined) out.budget = { ...c.budget }
+  return out
+}
+
+/** What the detectors read, defaults filled in. */
+export interface DetectionSettings {
+  loops: LoopSettings
+  graduated: boolean
+  skip_unchanged: boolean
+  resend_unchanged_after: number
+  budget: SessionBudget | undefined
+}
+
+export function detectionSettings(c: DetectionConfig): DetectionSettings {
+  const kinds = c.loop_detection === false ? [] : (c.loop_kinds ?? DEFAULT_LOOP_KINDS)
+  return {
+    loops: {
+      kinds: new Set(kinds),
+      thresholds: { ...DEFAULT_LOOP_THRESHOLDS, ...defined(c.loop_thresholds) },
+      exempt_tools: new Set(c.loop_exempt_tools ?? []),
+    },
+    graduated: c.escalation === 'graduated',
+    skip_unchanged: c.skip_unchanged === true,
+    resend_unchanged_after: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
+    budget: c.budget,
+  }
+}

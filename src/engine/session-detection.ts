@@ -1,0 +1,138 @@
+/**
+ * A goal session's detection beyond the seed, wired around its GoalTracker: loop kinds (loops.ts),
+ * graduated escalation (escalation.ts), spend and budget (budget.ts) and reminders that don't nag
+ * (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
+ * the tracker's verdict after; with a session's default config every answer is the seed's.
+ */
+import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
+import { detectionSettings, type DetectionConfig, type DetectionSettings } from './detection-config.js'
+import { EscalationLadder, type LadderJSON } from './escalation.js'
+import type { GoalState, StepLoopOptions, StepVerification } from './goal-tracker.js'
+import { LoopDetector, stepStateHash, type LoopDetectorJSON, type LoopFinding, type StepSignals } from './loops.js'
+import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from './unchanged.js'
+
+export interface DetectionJSON {
+  loops: LoopDetectorJSON
+  ladder: LadderJSON
+  spend: SpendJSON
+  unchanged: UnchangedJSON
+}
+
+/** The verdict's additions: present only when there is something to say. */
+export interface DetectionVerdict {
+  /** The loop this step completed or continued. */
+  loop?: LoopFinding
+  /** Spend so far; on sessions with a budget or steps that report tokens / cost_usd. */
+  spend?: SpendReport
+}
+
+export interface BudgetExceeded {
+  step_number: number
+  tokens: number
+  cost_usd: number
+  budget_fraction: number
+  reason: string
+}
+
+interface Pending {
+  step: number
+  other: LoopFinding | null
+  signals: StepSignals
+}
+
+export class SessionDetection {
+  readonly settings: DetectionSettings
+  private loops = new LoopDetector()
+  private ladder = new EscalationLadder()
+  private spend = new SpendTracker()
+  private unchanged = new UnchangedFilter()
+  private pending: Pending | null = null
+
+  constructor(config: DetectionConfig) {
+    this.settings = detectionSettings(config)
+  }
+
+  /** Records the step in the loop window; the tracker options that make its loop verdict. */
+  beforeStep(step: number, description: string, output: string, signals: StepSignals): StepLoopOptions {
+    const s = this.settings.loops
+    const exempt = LoopDetector.exempt(s, signals)
+    const other = this.loops.observe(step, description, output, signals, s)
+    this.pending = { step, other, signals }
+    return {
+      state_hash: exempt ? stepStateHash(description, output, signals.tool) : this.loops.lastState!,
+      repeat_threshold: exempt || !s.kinds.has('repeat') ? null : s.thresholds.repeat,
+      loop: other === null ? null : { note: `loop (${other.kind}): ${other.count} × "${other.subject}"` },
+    }
+  }
+
+  /**
+   * Adds the loop finding and spend to the tracker's verdict and decides its action: a spent
+   * budget aborts; in graduated mode the ladder decides; otherwise the seed's action stands.
+   */
+  afterStep(
+    verification: StepVerification,
+    state: GoalState,
+    repeatCount: number,
+  ): { verification: StepVerification & DetectionVerdict; exceeded: BudgetExceeded | null; loop: LoopFinding | null } {
+    const p = this.pending!
+    this.pending = null
+    // A kind found here says more than the seed's state count (error_repeat rather than repeat).
+    const loop = p.other ?? (repeatCount > 0 ? this.loops.repeatFinding(repeatCount) : null)
+    const spent = this.spend.observe(p.signals.tokens, p.signals.cost_usd, state.stall_turns, this.settings.budget)
+    const out: StepVerification & DetectionVerdict = { ...verification }
+    if (loop !== null) out.loop = loop
+    if (this.settings.budget !== undefined || this.spend.any) out.spend = spent.report
+    const notes: string[] = []
+    if (spent.over_budget) {
+      out.recommended_action = 'abort'
+      notes.push(spent.reason!)
+    } else if (this.settings.graduated) {
+      const v = this.ladder.decide({
+        step_number: p.step,
+        loop,
+        drift: state.drift_score,
+        stall_turns: state.stall_turns,
+        alignment: verification.alignment_score,
+        advanced: verification.aligned && state.stall_turns === 0,
+        runaway: spent.report.runaway,
+      })
+      out.recommended_action = v.action
+      if (v.note !== undefined) notes.push(v.note)
+      if (loop !== null && v.action === 'adjust') notes.push(loop.advice)
+    }
+    if (spent.report.runaway) notes.push('runaway: the last steps spent at least twice the average rate without progress')
+    if (notes.length > 0) out.reasoning = [out.reasoning, ...notes].join('; ')
+    const exceeded = spent.newly_exceeded
+      ? { step_number: p.step, tokens: spent.report.tokens, cost_usd: spent.report.cost_usd, budget_fraction: spent.report.budget_fraction!, reason: spent.reason! }
+      : null
+    return { verification: out, exceeded, loop }
+  }
+
+  resetLoop(): void {
+    this.loops.reset()
+    this.ladder.clearLoop()
+  }
+
+  /** Why an injection of `text` at `turn` is skipped (skip_unchanged), or null. */
+  skip(kind: InjectedKind, text: string, turn: number): UnchangedSkip | null {
+    if (!this.settings.skip_unchanged) return null
+    return this.unchanged.check(kind, text, turn, this.settings.resend_unchanged_after)
+  }
+
+  recordInjected(kind: InjectedKind, text: string, turn: number): void {
+    if (this.settings.skip_unchanged) this.unchanged.record(kind, text, turn)
+  }
+
+  toJSON(): DetectionJSON {
+    return { loops: this.loops.toJSON(), ladder: this.ladder.toJSON(), spend: this.spend.toJSON(), unchanged: this.unchanged.toJSON() }
+  }
+
+  static fromJSON(config: DetectionConfig, json: DetectionJSON | undefined): SessionDetection {
+    const d = new SessionDetection(config)
+    d.loops = LoopDetector.fromJSON(json?.loops)
+    d.ladder = EscalationLadder.fromJSON(json?.ladder)
+    d.spend = SpendTracker.fromJSON(json?.spend)
+    d.unchanged = UnchangedFilter.fromJSON(json?.unchanged)
+    return d
+  }
+}

@@ -1,0 +1,124 @@
+import { Type } from 'typebox'
+import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/loops.js'
+import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
+
+/**
+ * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
+ * step fields, the config fields and the verdict's additions (README "Loops, escalation and budgets").
+ */
+
+export const LoopKind = Type.Enum([...LOOP_KINDS], {
+  type: 'string',
+  description:
+    'repeat: the same step and result (the seed\'s state hash); error_repeat: the same action failing; alternation: A/B/A/B… over the ' +
+    'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back.',
+})
+
+const thresholds = Object.fromEntries(
+  LOOP_KINDS.map((k) => [
+    k,
+    Type.Optional(Type.Integer({ minimum: MIN_LOOP_THRESHOLD[k], maximum: MAX_LOOP_THRESHOLD, description: `Default ${DEFAULT_LOOP_THRESHOLDS[k]}.` })),
+  ]),
+)
+
+const Budget = Type.Object(
+  {
+    tokens: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Tokens the steps may report in all.' })),
+    cost_usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Dollars the steps may report in all.' })),
+  },
+  { additionalProperties: false, description: 'Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once).' },
+)
+
+/** The detection fields of SessionConfigInput; stored and returned only when given. */
+export const DetectionConfigInput = {
+  loop_detection: Type.Optional(Type.Boolean({ description: 'false turns every loop kind off (default true).' })),
+  loop_kinds: Type.Optional(
+    Type.Array(LoopKind, {
+      maxItems: LOOP_KINDS.length,
+      uniqueItems: true,
+      description: `Loop kinds checked (default ${DEFAULT_LOOP_KINDS.join(', ')}: the ones that only read the optional step fields, so text-only steps get the seed's answers).`,
+    }),
+  ),
+  loop_thresholds: Type.Optional(Type.Object(thresholds, { additionalProperties: false, description: 'Per kind: repeats (alternation: steps) that make a loop.' })),
+  loop_exempt_tools: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'Steps calling these tools are never part of a loop (e.g. polling a job status).' }),
+  ),
+  escalation: Type.Optional(
+    Type.Enum(['seed', 'graduated'], {
+      type: 'string',
+      description: 'seed (default): the seed\'s action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.',
+    }),
+  ),
+  skip_unchanged: Type.Optional(Type.Boolean({ description: 'Hold back a goal reminder or recitation identical to the last one injected (default false).' })),
+  resend_unchanged_after: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` }),
+  ),
+  budget: Type.Optional(Budget),
+}
+
+/** The same fields as a stored session returns them. */
+export const DetectionConfig = {
+  loop_detection: Type.Optional(Type.Boolean()),
+  loop_kinds: Type.Optional(Type.Array(LoopKind)),
+  loop_thresholds: Type.Optional(Type.Object(Object.fromEntries(LOOP_KINDS.map((k) => [k, Type.Optional(Type.Integer())])))),
+  loop_exempt_tools: Type.Optional(Type.Array(Type.String())),
+  escalation: Type.Optional(Type.Enum(['seed', 'graduated'], { type: 'string' })),
+  skip_unchanged: Type.Optional(Type.Boolean()),
+  resend_unchanged_after: Type.Optional(Type.Integer()),
+  budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),
+}
+
+/** The optional step fields beside description and output. */
+export const StepSignalsInput = {
+  tool: Type.Optional(
+    Type.Object(
+      {
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        args: Type.Record(Type.String(), Type.Unknown(), { description: 'The call\'s arguments, a JSON object.' }),
+      },
+      { additionalProperties: false, description: 'The tool call this step made: `same_call`, `error_repeat` and the exemptions read it.' },
+    ),
+  ),
+  error: Type.Optional(Type.Boolean({ description: 'The step failed (its output is an error): `error_repeat` reads it.' })),
+  tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Tokens this step spent.' })),
+  cost_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Dollars this step spent.' })),
+}
+
+/** The same fields in the step log. */
+export const StepSignals = {
+  tool: Type.Optional(Type.Object({ name: Type.String(), args: Type.Record(Type.String(), Type.Unknown()) })),
+  error: Type.Optional(Type.Boolean()),
+  tokens: Type.Optional(Type.Integer()),
+  cost_usd: Type.Optional(Type.Number()),
+}
+
+export const LoopFinding = Type.Object(
+  {
+    kind: LoopKind,
+    steps: Type.Array(Type.Integer(), { description: 'Step numbers involved, oldest first.' }),
+    count: Type.Integer(),
+    subject: Type.String({ description: 'What repeats: the tool call or the start of the step.' }),
+    advice: Type.String({ description: 'One sentence the model can act on.' }),
+  },
+  { title: 'LoopFinding', description: 'The loop this step completed or continued.' },
+)
+
+export const SpendReport = Type.Object(
+  {
+    tokens: Type.Number(),
+    cost_usd: Type.Number(),
+    // `type: [number, null]` rather than anyOf: the reply serializer then needs no validator.
+    budget_fraction: Type.Unsafe<number | null>({ type: ['number', 'null'], description: 'Spent / budget (the larger over tokens and cost_usd); null without a budget.' }),
+    runaway: Type.Boolean({ description: 'The last 5 steps spent at least twice the session\'s average rate while the plan did not move.' }),
+  },
+  { title: 'SpendReport', description: 'On sessions with a budget or steps reporting tokens / cost_usd.' },
+)
+
+export const UnchangedSkip = Type.Object(
+  {
+    reason: Type.Literal('unchanged'),
+    last_injected_at: Type.Integer({ description: 'The turn (iteration) the identical block was last injected at.' }),
+    resend_at: Type.Integer({ description: 'The turn from which it goes out again even if unchanged.' }),
+  },
+  { title: 'UnchangedSkip', description: 'skip_unchanged held back a block identical to the last one injected.' },
+)

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest'
+import { GoalSession, type StepSignals } from '../../src/engine/index.js'
+
+const GOAL = 'Book the cheapest business class round trip from New York to San Francisco for the customer'
+const clock = () => Date.UTC(2026, 10, 22, 9)
+
+type Step = { d: string; o?: string } & StepSignals
+const call = (name: string, args: Record<string, unknown>, o = 'ok', extra: StepSignals = {}): Step => ({ d: `${name}(${JSON.stringify(args)})`, o, tool: { name, args }, ...extra })
+
+function run(config: Record<string, unknown>, steps: Step[]) {
+  const s = new GoalSession({ goal: GOAL, config }, { clock })
+  return steps.map((x) => s.step(x.d, x.o ?? '', undefined, { ...x, ...(x.tool ? { tool: x.tool } : {}) }))
+}
+
+/** The index of the first step whose verdict names a loop of `kind`, or -1. */
+const firstLoop = (results: ReturnType<typeof run>, kind: string) => results.findIndex((r) => r.verification.loop?.kind === kind)
+
+const ALL = { loop_kinds: ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call'] }
+
+describe('loop kinds', () => {
+  it('repeat: the seed rule, the same step state the 3rd time, with the steps involved', () => {
+    const r = run({}, [{ d: 'search flights', o: 'none' }, { d: 'think' }, { d: 'search flights', o: 'none' }, { d: 'search flights', o: 'none' }])
+    expect(firstLoop(r, 'repeat')).toBe(3)
+    expect(r[3]!.verification.loop).toMatchObject({ kind: 'repeat', steps: [1, 3, 4], count: 3 })
+    expect(r[3]!.verification.recommended_action).toBe('replan')
+  })
+
+  it('error_repeat: the same call failing 3 times, other steps between allowed, caught on the 3rd failure', () => {
+    const fail = call('book_reservation', { flight: 'HAT001', paid: 1625 }, 'Error: payment amount does not add up', { error: true })
+    const steps = [fail, call('think', { thought: 'hmm' }), { ...fail, o: 'Error: payment amount does not add up (2)' }, call('think', { thought: 'again' }), fail]
+    const r = run({}, steps)
+    expect(firstLoop(r, 'error_repeat')).toBe(4)
+    expect(r[4]!.verification.loop!.steps).toEqual([1, 3, 5])
+    expect(r[4]!.verification.loop!.advice).toMatch(/failed 3 times/)
+    // A success of that call between failures breaks the run.
+    const broken = run({}, [fail, fail, { ...fail, error: false, o: 'booked' }, fail])
+    expect(firstLoop(broken, 'error_repeat')).toBe(-1)
+  })
+
+  it('same_call: the same tool and arguments 5 times whatever came back, argument order ignored', () => {
+    const steps = [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', i % 2 ? { id: 'X1', verbose: true } : { verbose: true, id: 'X1' }, `status ${i}`))
+    const r = run({}, steps)
+    expect(r.slice(0, 4).every((x) => x.verification.loop === undefined)).toBe(true)
+    expect(firstLoop(r, 'same_call')).toBe(4)
+    expect(r[4]!.verification.loop!.steps).toEqual([1, 2, 3, 4, 5])
+    // Different arguments are different calls.
+    const other = run({}, [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', { id: `X${i}` }, 'same')))
+    expect(firstLoop(other, 'same_call')).toBe(-1)
+  })
+
+  it('alternation: A/B/A/B/A/B over 6 steps, only when the kind is on', () => {
+    const a = call('search_direct_flight', { from: 'JFK', to: 'SFO' }, 'no flights')
+    const b = call('search_onestop_flight', { from: 'JFK', to: 'SFO' }, 'no flights either')
+    const steps = [a, b, a, b, a, b]
+    expect(firstLoop(run({}, steps), 'alternation')).toBe(-1)
+    const r = run(ALL, steps)
+    expect(r.slice(0, 5).some((x) => x.verification.loop?.kind === 'alternation')).toBe(false)
+    expect(r[5]!.verification.loop).toMatchObject({ kind: 'alternation', steps: [1, 2, 3, 4, 5, 6] })
+    expect(run({ ...ALL, loop_thresholds: { alternation: 4 } }, steps).findIndex((x) => x.verification.loop?.kind === 'alternation')).toBe(3)
+  })
+
+  it('monologue: the same message 3 times with no action between, only when the kind is on', () => {
+    const ask = { d: 'Could you please confirm the reservation id?', o: 'sure' }
+    const steps = [ask, { ...ask, o: 'I said yes' }, { ...ask, o: 'yes!!' }]
+    expect(firstLoop(run({}, steps), 'monologue')).toBe(-1)
+    const r = run(ALL, steps)
+    expect(firstLoop(r, 'monologue')).toBe(2)
+    // A tool call between resets it.
+    expect(firstLoop(run(ALL, [ask, call('think', {}), ask, ask]), 'monologue')).toBe(-1)
+  })
+
+  it('thresholds per kind: a higher one waits, a lower one fires earlier', () => {
+    const c = call('get_status', { job: 1 }, 'running')
+    expect(firstLoop(run({ loop_thresholds: { same_call: 3 } }, [c, { ...c, o: 'still running' }, { ...c, o: 'queued' }]), 'same_call')).toBe(2)
+    const r = run({ loop_thresholds: { repeat: 4 } }, [{ d: 'x step' }, { d: 'x step' }, { d: 'x step' }, { d: 'x step' }])
+    expect(r.map((x) => x.state.loop_detected)).toEqual([false, false, false, true])
+  })
+
+  it('an exempt tool is never flagged, whatever the kind, and does not break others', () => {
+    const poll = call('get_job_status', { job: 7 }, 'running')
+    const steps = Array.from({ length: 12 }, () => poll)
+    const exempt = { ...ALL, loop_exempt_tools: ['get_job_status'] }
+    const r = run(exempt, steps)
+    expect(r.every((x) => x.verification.loop === undefined && !x.state.loop_detected)).toBe(true)
+    // Without the exemption the same polling is a loop.
+    expect(run(ALL, steps).some((x) => x.state.loop_detected)).toBe(true)
+    // Polls between the calls of another tool are not in the window: that tool's loop is still caught.
+    const other = call('fetch_log', { job: 7 }, 'log')
+    const mixed = run(exempt, [poll, other, poll, other, poll, other, poll, other, poll, other])
+    expect(mixed.findIndex((x) => x.verification.loop !== undefined)).toBe(5)
+    expect(mixed[5]!.verification.loop).toMatchObject({ kind: 'repeat', steps: [2, 4, 6] })
+    expect(mixed.filter((x) => x.verification.loop?.kind === 'same_call').map((x) => x.step_number)).toEqual([10])
+  })
+
+  it('loop_detection false turns every kind off', () => {
+    const fail = call('pay', { amount: 1 }, 'Error', { error: true })
+    const r = run({ ...ALL, loop_detection: false }, [fail, fail, fail, fail, fail, fail])
+    expect(r.every((x) => !x.state.loop_detected && x.verification.loop === undefined)).toBe(true)
+  })
+
+  it('text-only steps get the seed answers with the default config (no new field but the loop named)', () => {
+    const texts = ['design the booking flow', 'browse cat pictures', 'browse cat pictures', 'browse cat pictures', 'book flight']
+    const plain = new GoalSession({ goal: GOAL }, { clock })
+    const results = texts.map((d) => plain.step(d))
+    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'adjust', 'adjust', 'replan', 'replan'])
+    expect(results.map((r) => Object.keys(r.verification).sort().join())).toEqual([
+      ...Array(3).fill('aligned,alignment_score,drift_delta,progress_delta,reasoning,recommended_action'),
+      'aligned,alignment_score,drift_delta,loop,progress_delta,reasoning,recommended_action',
+      'aligned,alignment_score,drift_delta,progress_delta,reasoning,recommended_action',
+    ])
+  })
+
+  it('the loop_detected event names the kind and the steps', () => {
+    const fail = call('pay', { amount: 1 }, 'Error', { error: true })
+    const s = new GoalSession({ goal: GOAL }, { clock })
+    const events = [fail, fail, fail].flatMap((x) => s.step(x.d, x.o, undefined, { tool: x.tool!, error: true }).events)
+    expect(events.filter((e) => e.type === 'loop_detected')).toEqual([
+      { type: 'loop_detected', data: { step_number: 3, loop_count: 1, description: fail.d, kind: 'error_repeat', steps: [1, 2, 3] } },
+    ])
+  })
+
+  it('rejects an unknown kind, a threshold out of range and a bad budget, naming the field', () => {
+    const bad: [Record<string, unknown>, string][] = [
+      [{ loop_kinds: ['spin'] }, 'loop_kinds/0'],
+      [{ loop_thresholds: { spin: 3 } }, 'loop_thresholds/spin'],
+      [{ loop_thresholds: { alternation: 3 } }, 'loop_thresholds/alternation'],
+      [{ budget: { tokens: -1 } }, 'budget/tokens'],
+      [{ escalation: 'gentle' }, 'escalation'],
+    ]
+    for (const [config, field] of bad) expect(() => new GoalSession({ goal: GOAL, config }), field).toThrow(expect.objectContaining({ field }))
+  })
+
+  it('a JSON round trip in the middle of a loop gives the same later verdicts', () => {
+    const fail = call('pay', { amount: 1 }, 'Error', { error: true })
+    const steps: Step[] = [call('a', {}), fail, call('b', {}), fail, call('a', {}), fail, fail, call('b', {})]
+    const config: Record<string, unknown> = { ...ALL, escalation: 'graduated', budget: { tokens: 50 }, skip_unchanged: true }
+    const straight = new GoalSession({ goal: GOAL, config }, { clock })
+    const full = steps.map((x) => straight.step(x.d, x.o ?? '', undefined, { ...x, tokens: 5 }))
+    const first = new GoalSession({ goal: GOAL, config }, { clock })
+    steps.slice(0, 4).forEach((x) => first.step(x.d, x.o ?? '', undefined, { ...x, tokens: 5 }))
+    const resumed = GoalSession.fromJSON(JSON.parse(JSON.stringify(first.toJSON())), { clock })
+    const rest = steps.slice(4).map((x) => resumed.step(x.d, x.o ?? '', undefined, { ...x, tokens: 5 }))
+    expect(rest).toEqual(full.slice(4))
+  })
+})
