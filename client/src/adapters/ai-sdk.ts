@@ -17,7 +17,7 @@ export const DEFAULT_MAX_STEPS = 20
 
 interface LoopOptions<TOOLS extends ToolSet> {
   prepareStep?: PrepareStepFunction<TOOLS>
-  onStepFinish?: (step: StepResult<TOOLS>) => PromiseLike<void> | void
+  onStepFinish?: (step: StepResult<TOOLS>) => Promise<void> | void
   stopWhen?: StopCondition<TOOLS> | StopCondition<TOOLS>[]
 }
 
@@ -26,9 +26,13 @@ export interface GoalkeeperAi {
   readonly guard: SessionGuard
   prepareStep: <TOOLS extends ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]) => Promise<PrepareStepResult<TOOLS>>
   onStepFinish: <TOOLS extends ToolSet>(step: StepResult<TOOLS>) => Promise<void>
-  stopWhen: StopCondition<ToolSet>
-  /** `options` with the three callbacks added, each composed with the caller's own. */
-  wrap<O extends LoopOptions<ToolSet>>(options: O): O & Required<LoopOptions<ToolSet>>
+  /** True once the latest verdict is one of `stopOn` (after the step's post has settled). */
+  stopWhen: <TOOLS extends ToolSet>(options: Parameters<StopCondition<TOOLS>>[0]) => Promise<boolean>
+  /**
+   * `options` with the three callbacks added, each composed with the caller's own; without a
+   * `stopWhen` of the caller's, the loop is also bounded at DEFAULT_MAX_STEPS.
+   */
+  wrap<TOOLS extends ToolSet, O extends LoopOptions<TOOLS>>(options: O & { tools?: TOOLS }): Omit<O, keyof LoopOptions<TOOLS>> & Required<LoopOptions<TOOLS>>
 }
 
 export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
@@ -47,7 +51,7 @@ export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
     await guard.settled()
   }
 
-  const stopWhen: StopCondition<ToolSet> = async () => {
+  const stopWhen: GoalkeeperAi['stopWhen'] = async () => {
     await guard.settled()
     return guard.shouldStop
   }
@@ -57,15 +61,15 @@ export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
     prepareStep,
     onStepFinish,
     stopWhen,
-    wrap(opts) {
+    wrap<TOOLS extends ToolSet, O extends LoopOptions<TOOLS>>(opts: O & { tools?: TOOLS }) {
       const own = opts.prepareStep
       const after = opts.onStepFinish
-      const stops = opts.stopWhen === undefined ? [stepCountIs(DEFAULT_MAX_STEPS)] : [opts.stopWhen].flat()
-      return {
+      const stops: StopCondition<TOOLS>[] = opts.stopWhen === undefined ? [stepCountIs(DEFAULT_MAX_STEPS)] : [opts.stopWhen].flat()
+      const wrapped: Required<LoopOptions<TOOLS>> = {
         ...opts,
         prepareStep: async (args) => {
           const theirs = await own?.(args)
-          const ours = await prepareStep({ ...args, messages: theirs?.messages ?? args.messages })
+          const ours = await prepareStep<TOOLS>({ ...args, messages: theirs?.messages ?? args.messages })
           return theirs || ours ? { ...theirs, ...ours } : undefined
         },
         onStepFinish: async (step) => {
@@ -74,12 +78,13 @@ export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
         },
         stopWhen: [stopWhen, ...stops],
       }
+      return { ...opts, ...wrapped }
     },
   }
 }
 
 /** A finished step as goalkeeper sees it: what the model said and called, and what came back. */
-export function describeStep(step: Pick<StepResult<ToolSet>, 'text' | 'toolCalls' | 'toolResults'>): StepInput | undefined {
+export function describeStep<TOOLS extends ToolSet>(step: Pick<StepResult<TOOLS>, 'text' | 'toolCalls' | 'toolResults'>): StepInput | undefined {
   const calls = step.toolCalls.map((c) => `${c.toolName}(${compact(c.input)})`)
   const description = [step.text.trim(), ...calls].filter(Boolean).join('\n')
   if (description === '') return undefined
