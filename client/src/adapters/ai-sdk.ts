@@ -15,43 +15,49 @@ export { SessionGuard, type SessionGuardOptions } from './session-guard.js'
 /** The loop bound `wrap` adds when the caller gave no `stopWhen` (the SDK's own default is 1 step). */
 export const DEFAULT_MAX_STEPS = 20
 
-interface LoopOptions<TOOLS extends ToolSet> {
-  prepareStep?: PrepareStepFunction<TOOLS>
-  onStepFinish?: (step: StepResult<TOOLS>) => Promise<void> | void
-  stopWhen?: StopCondition<TOOLS> | StopCondition<TOOLS>[]
+/** The loop callbacks of generateText / streamText options, over any tool set. */
+export interface LoopOptions {
+  prepareStep?: PrepareStepFunction<ToolSet>
+  onStepFinish?: (step: StepResult<ToolSet>) => Promise<void> | void
+  stopWhen?: StopCondition<ToolSet> | StopCondition<ToolSet>[]
 }
 
-export interface GoalkeeperAi {
-  /** Verdicts, latest verdict and stop state of the session. */
-  readonly guard: SessionGuard
+/** Goalkeeper's callbacks: generic, so they fit the options of any tool set. */
+export interface GuardedLoop {
   prepareStep: <TOOLS extends ToolSet>(options: Parameters<PrepareStepFunction<TOOLS>>[0]) => Promise<PrepareStepResult<TOOLS>>
   onStepFinish: <TOOLS extends ToolSet>(step: StepResult<TOOLS>) => Promise<void>
   /** True once the latest verdict is one of `stopOn` (after the step's post has settled). */
   stopWhen: <TOOLS extends ToolSet>(options: Parameters<StopCondition<TOOLS>>[0]) => Promise<boolean>
+}
+
+export interface GoalkeeperAi extends GuardedLoop {
+  /** Verdicts, latest verdict and stop state of the session. */
+  readonly guard: SessionGuard
   /**
-   * `options` with the three callbacks added, each composed with the caller's own; without a
+   * `options` with the three callbacks added, each composed with the caller's own (theirs run
+   * first in prepareStep, after ours in onStepFinish; any stop condition stops). Without a
    * `stopWhen` of the caller's, the loop is also bounded at DEFAULT_MAX_STEPS.
    */
-  wrap<TOOLS extends ToolSet, O extends LoopOptions<TOOLS>>(options: O & { tools?: TOOLS }): Omit<O, keyof LoopOptions<TOOLS>> & Required<LoopOptions<TOOLS>>
+  wrap<O extends object>(options: O & LoopOptions): Omit<O, keyof LoopOptions> & Omit<GuardedLoop, 'stopWhen'> & { stopWhen: GuardedLoop['stopWhen'][] }
 }
 
 export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
   const guard = new SessionGuard(options)
 
-  const prepareStep: GoalkeeperAi['prepareStep'] = async ({ stepNumber, messages }) => {
+  const prepareStep: GuardedLoop['prepareStep'] = async ({ stepNumber, messages }) => {
     const guidance = await guard.guidance(stepNumber + 1, messages.map((m) => m.role))
     const out = applyGuidance<ModelMessage>(messages, guidance, (content) => ({ role: 'system', content }))
     return out === undefined ? undefined : { messages: out }
   }
 
-  const onStepFinish: GoalkeeperAi['onStepFinish'] = async (step) => {
+  const onStepFinish: GuardedLoop['onStepFinish'] = async (step) => {
     const input = describeStep(step)
     if (input === undefined) return
     void guard.record(input)
     await guard.settled()
   }
 
-  const stopWhen: GoalkeeperAi['stopWhen'] = async () => {
+  const stopWhen: GuardedLoop['stopWhen'] = async () => {
     await guard.settled()
     return guard.shouldStop
   }
@@ -61,24 +67,23 @@ export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
     prepareStep,
     onStepFinish,
     stopWhen,
-    wrap<TOOLS extends ToolSet, O extends LoopOptions<TOOLS>>(opts: O & { tools?: TOOLS }) {
-      const own = opts.prepareStep
-      const after = opts.onStepFinish
-      const stops: StopCondition<TOOLS>[] = opts.stopWhen === undefined ? [stepCountIs(DEFAULT_MAX_STEPS)] : [opts.stopWhen].flat()
-      const wrapped: Required<LoopOptions<TOOLS>> = {
-        ...opts,
+    wrap(opts) {
+      const { prepareStep: own, onStepFinish: after, stopWhen: theirStops, ...rest } = opts
+      // The caller's callbacks were typed for ToolSet; at run time they get the same objects.
+      const stops = (theirStops === undefined ? [stepCountIs(DEFAULT_MAX_STEPS)] : [theirStops].flat()) as unknown as GuardedLoop['stopWhen'][]
+      const wrapped: Omit<GuardedLoop, 'stopWhen'> & { stopWhen: GuardedLoop['stopWhen'][] } = {
         prepareStep: async (args) => {
-          const theirs = await own?.(args)
-          const ours = await prepareStep<TOOLS>({ ...args, messages: theirs?.messages ?? args.messages })
-          return theirs || ours ? { ...theirs, ...ours } : undefined
+          const theirs = (await own?.(args as never)) as PrepareStepResult<never> | undefined
+          const ours = await prepareStep({ ...args, messages: theirs?.messages ?? args.messages } as never)
+          return (theirs || ours ? { ...theirs, ...ours } : undefined) as never
         },
         onStepFinish: async (step) => {
           await onStepFinish(step)
-          await after?.(step)
+          await after?.(step as never)
         },
         stopWhen: [stopWhen, ...stops],
       }
-      return { ...opts, ...wrapped }
+      return { ...rest, ...wrapped }
     },
   }
 }
