@@ -1,12 +1,12 @@
-import createClient, { type Client } from 'openapi-fetch'
+import createClient from 'openapi-fetch'
 import type { paths } from './generated/openapi.js'
-import { GoalkeeperError } from './errors.js'
+import type { Api } from './call.js'
 import { retryingFetch, type RetryOptions } from './retry.js'
 import { Reminders, Settings, Turns } from './resources/reminders.js'
 import { Sessions } from './resources/sessions.js'
 import { Webhooks } from './resources/webhooks.js'
 
-export type Api = Client<paths>
+export type { Api } from './call.js'
 
 export interface GoalkeeperOptions {
   /** The service's base URL, e.g. `http://127.0.0.1:8080`. */
@@ -45,16 +45,4 @@ export class Goalkeeper {
     this.settings = new Settings(this.api)
     this.webhooks = new Webhooks(this.api)
   }
-}
-
-/** The body of a successful call, or the server's problem+json thrown as a GoalkeeperError. */
-export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  const { data, error, response } = await call
-  if (!response.ok) throw GoalkeeperError.fromResponse(response, error)
-  return data as T
-}
-
-/** A fresh Idempotency-Key for a write that may be retried. */
-export function idempotencyKey(): string {
-  return globalThis.crypto.randomUUID()
 }

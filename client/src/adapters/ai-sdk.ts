@@ -44,8 +44,11 @@ export interface GoalkeeperAi extends GuardedLoop {
 export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
   const guard = new SessionGuard(options)
 
-  const prepareStep: GuardedLoop['prepareStep'] = async ({ stepNumber, messages }) => {
-    const guidance = await guard.guidance(stepNumber + 1, messages.map((m) => m.role))
+  // Counted across every loop this adapter runs, as the session's recitation schedule expects.
+  let iteration = 0
+
+  const prepareStep: GuardedLoop['prepareStep'] = async ({ messages }) => {
+    const guidance = await guard.guidance(++iteration, messages.map((m) => m.role))
     const out = applyGuidance<ModelMessage>(messages, guidance, (content) => ({ role: 'system', content }))
     return out === undefined ? undefined : { messages: out }
   }

@@ -56,6 +56,7 @@ export function goalkeeperAgents(options: SessionGuardOptions): GoalkeeperAgents
     void guard.record({ description: `${tool.name}(${details.toolCall.arguments ?? ''})`, output: result })
   }
 
+  // Counted across every run this adapter joins, as the session's recitation schedule expects.
   const callModelInputFilter: CallModelInputFilter = async ({ modelData }) => {
     iteration++
     const roles = modelData.input.map((item) => ('role' in item && typeof item.role === 'string' ? item.role : 'tool'))

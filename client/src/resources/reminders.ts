@@ -1,4 +1,4 @@
-import { idempotencyKey, unwrap, type Api } from '../client.js'
+import { idempotencyKey, unwrap, type Api } from '../call.js'
 import type { Query, Reminder, ReminderCreate, RequestBody, ResponseBody, Settings as SettingsBody, Turn, TurnInput } from '../types.js'
 import type { WriteOptions } from './sessions.js'
 

@@ -1,4 +1,4 @@
-import { idempotencyKey, unwrap, type Api } from '../client.js'
+import { idempotencyKey, unwrap, type Api } from '../call.js'
 import type { Query, RequestBody, ResponseBody, Session, SessionCreate, StepInput, StepResult } from '../types.js'
 
 /** Per-call options of a keyed write. */

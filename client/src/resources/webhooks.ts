@@ -1,4 +1,4 @@
-import { idempotencyKey, unwrap, type Api } from '../client.js'
+import { idempotencyKey, unwrap, type Api } from '../call.js'
 import type { Query, RequestBody, ResponseBody, Webhook, WebhookCreated } from '../types.js'
 import { verifyWebhook } from '../webhook-verify.js'
 import type { WriteOptions } from './sessions.js'
