@@ -1,6 +1,11 @@
 import { defineConfig } from 'vitest/config'
 
+// The client package's own export condition: tests import `@goalkeeper/client` from its source.
+const conditions = ['goalkeeper-source', 'import', 'module', 'node', 'default']
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     // better-sqlite3 is a native addon: forks, never threads.
     pool: 'forks',

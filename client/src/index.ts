@@ -1,0 +1,7 @@
+export { Goalkeeper, type GoalkeeperOptions, type Api } from './client.js'
+export { GoalkeeperError, type ProblemFieldError } from './errors.js'
+export type { RetryOptions } from './retry.js'
+export type { WriteOptions } from './resources/sessions.js'
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent } from './webhook-verify.js'
+export type * from './types.js'
+export type { paths, operations, components } from './generated/openapi.js'
