@@ -1,7 +1,7 @@
 import createClient from 'openapi-fetch'
 import type { paths } from './generated/openapi.js'
 import type { Api } from './call.js'
-import { retryingFetch, type RetryOptions } from './retry.js'
+import { PlainRequest, retryingFetch, type RetryOptions } from './retry.js'
 import { Reminders, Settings, Turns } from './resources/reminders.js'
 import { Sessions } from './resources/sessions.js'
 import { Webhooks } from './resources/webhooks.js'
@@ -37,7 +37,8 @@ export class Goalkeeper {
     this.api = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
       headers: { ...options.headers, authorization: `Bearer ${options.apiKey}` },
-      fetch: retryingFetch(options.retry, options.fetch),
+      Request: PlainRequest as unknown as typeof Request,
+      fetch: retryingFetch(options.retry, options.fetch) as unknown as typeof fetch,
     })
     this.sessions = new Sessions(this.api)
     this.reminders = new Reminders(this.api)

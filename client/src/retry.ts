@@ -11,7 +11,29 @@ export interface RetryOptions {
   maxDelayMs?: number
 }
 
-type Fetch = (input: Request) => Promise<Response>
+/**
+ * What openapi-fetch builds a request into. undici's own Request costs as much CPU as the call it
+ * makes (body stream, header copies), and a retry would have to read its body back out: this keeps
+ * the serialized body as it is, so every attempt sends the same string (client.ts passes it as
+ * openapi-fetch's `Request`).
+ */
+export class PlainRequest {
+  readonly url: string
+  readonly method: string
+  readonly headers: Headers
+  readonly body: RequestInit['body']
+  readonly signal: AbortSignal | null
+
+  constructor(url: string, init: RequestInit = {}) {
+    this.url = url
+    this.method = init.method ?? 'GET'
+    this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers)
+    this.body = init.body ?? null
+    this.signal = init.signal ?? null
+  }
+}
+
+type Fetch = (input: PlainRequest) => Promise<Response>
 
 const RETRIED_STATUS = new Set([429, 500, 502, 503, 504])
 
@@ -30,8 +52,7 @@ export function retryingFetch(options: RetryOptions = {}, baseFetch: typeof fetc
   return async (request) => {
     const repeatable = request.method !== 'POST' || request.headers.has('idempotency-key')
     const attempts = repeatable ? retries + 1 : 1
-    // Read once: a Request body can be consumed only once, and every attempt sends it.
-    const body = request.body === null ? undefined : await request.arrayBuffer()
+    const { body } = request
     const path = new URL(request.url).pathname
     for (let attempt = 1; ; attempt++) {
       const timeout = AbortSignal.timeout(timeoutMs)
