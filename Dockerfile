@@ -4,7 +4,9 @@ FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
+# The client package is an npm workspace: its manifest must be there for npm ci.
 COPY package.json package-lock.json ./
+COPY client/package.json ./client/
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
