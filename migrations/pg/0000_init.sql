@@ -124,6 +124,10 @@ CREATE TABLE "steps" (
 	"recommended_action" text NOT NULL,
 	"created_at" bigint NOT NULL,
 	"version" integer NOT NULL,
+	"tool" text,
+	"error" boolean,
+	"tokens" integer,
+	"cost_usd" double precision,
 	CONSTRAINT "steps_session_id_step_number_pk" PRIMARY KEY("session_id","step_number")
 );
 --> statement-breakpoint

@@ -1,4 +1,4 @@
-import { bigserial, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { bigserial, boolean, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
 import { agents } from './agents.js'
 import { ms } from './columns.js'
 
@@ -39,6 +39,11 @@ export const steps = pgTable(
     recommendedAction: text('recommended_action').notNull(),
     createdAt: ms('created_at').notNull(),
     version: integer('version').notNull(),
+    /** The step's optional fields, replayed with it: `{ name, args }` JSON, the error flag, its spend. */
+    tool: text('tool'),
+    error: boolean('error'),
+    tokens: integer('tokens'),
+    costUsd: doublePrecision('cost_usd'),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.stepNumber] })],
 )
