@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config'
 
 // The client package's own export condition: tests import `@goalkeeper/client` from its source.
-const conditions = ['goalkeeper-source', 'import', 'module', 'node', 'default']
+const conditions = ['goalkeeper-source', 'module', 'node', 'development|production']
 
 export default defineConfig({
   resolve: { conditions },
