@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks'
 import { api } from './api.js'
 import { relative, when } from './format.js'
 import { useLoad } from './hooks.js'
-import type { Page, Reminder, Trigger } from './types.js'
+import type { Page, Reminder, SnoozedReminder, Trigger } from './types.js'
 
 const STATUSES = ['pending', 'triggered', 'snoozed', 'completed', 'dismissed']
 const PRIORITIES = ['urgent', 'normal', 'low']
@@ -46,7 +46,7 @@ export function RemindersPage() {
   }
   const act = async (r: Reminder, action: string, body?: unknown) => {
     try {
-      const updated = await api<Reminder>(`/reminders/${r.id}/${action}`, { method: 'POST', body })
+      const updated = await api<SnoozedReminder>(`/reminders/${r.id}/${action}`, { method: 'POST', body })
       setChanged({ ...changed, [r.id]: updated })
       setNote(updated.clamped ? `“${r.title}”: the snooze was clamped to the ${r.priority} priority's bounds.` : undefined)
     } catch (err) {
