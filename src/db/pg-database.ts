@@ -1,0 +1,127 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type pg from 'pg'
+
+/**
+ * Statements on a PostgreSQL pool, inside the caller's transaction when there is one. A
+ * transaction holds one pooled connection for its duration; the statements of the async work it
+ * runs find it through AsyncLocalStorage, so repositories take no connection argument and the
+ * same repository call runs inside or outside a unit of work. Transactions nest as savepoints.
+ *
+ * SQL is written once for both dialects where it can be: `?` placeholders (positional) or `@name`
+ * (from an object), as better-sqlite3 takes them, become `$1…$n` here, translated once per text.
+ */
+export class PgDatabase {
+  readonly pool: pg.Pool
+  private readonly current = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>()
+  private readonly translated = new Map<string, Translated>()
+
+  constructor(pool: pg.Pool) {
+    this.pool = pool
+  }
+
+  /** True inside `transaction`'s work. */
+  get inTransaction(): boolean {
+    return this.current.getStore() !== undefined
+  }
+
+  async all<R>(sql: string, params: Params = []): Promise<R[]> {
+    const { text, values } = this.bind(sql, params)
+    const res = await (this.current.getStore()?.client ?? this.pool).query(text, values)
+    return res.rows as R[]
+  }
+
+  async get<R>(sql: string, params: Params = []): Promise<R | undefined> {
+    return (await this.all<R>(sql, params))[0]
+  }
+
+  /** The number of rows the statement changed. */
+  async run(sql: string, params: Params = []): Promise<number> {
+    const { text, values } = this.bind(sql, params)
+    const res = await (this.current.getStore()?.client ?? this.pool).query(text, values)
+    return res.rowCount ?? 0
+  }
+
+  /** Runs `work` in a transaction (a savepoint of the open one when nested): all of it commits or none. */
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    const open = this.current.getStore()
+    if (open !== undefined) {
+      const name = `sp${open.depth + 1}`
+      await open.client.query(`SAVEPOINT ${name}`)
+      try {
+        const result = await this.current.run({ client: open.client, depth: open.depth + 1 }, work)
+        await open.client.query(`RELEASE SAVEPOINT ${name}`)
+        return result
+      } catch (err) {
+        await open.client.query(`ROLLBACK TO SAVEPOINT ${name}`)
+        throw err
+      }
+    }
+    const client = await this.pool.connect()
+    let broken: Error | undefined
+    try {
+      await client.query('BEGIN')
+      const result = await this.current.run({ client, depth: 0 }, work)
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK')
+      } catch (rollbackErr) {
+        // The connection itself failed: do not hand it back to the pool.
+        broken = rollbackErr as Error
+      }
+      throw err
+    } finally {
+      client.release(broken)
+    }
+  }
+
+  private bind(sql: string, params: Params): { text: string; values: unknown[] } {
+    let t = this.translated.get(sql)
+    if (t === undefined) {
+      t = translate(sql)
+      this.translated.set(sql, t)
+    }
+    if (Array.isArray(params)) return { text: t.text, values: params }
+    return { text: t.text, values: t.names.map((n) => (params as Record<string, unknown>)[n]) }
+  }
+}
+
+export type Params = unknown[] | Record<string, unknown>
+
+interface Translated {
+  text: string
+  /** For `@name` placeholders: the parameter name of `$1`, `$2`, … */
+  names: string[]
+}
+
+/**
+ * `?` → `$1…$n` in order; `@name` → one `$k` per distinct name. Quoted strings and identifiers are
+ * left alone, so a `?` or `@` inside a literal is not taken for a placeholder.
+ */
+export function translate(sql: string): Translated {
+  const names: string[] = []
+  let positional = 0
+  let out = ''
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1)
+      const stop = end < 0 ? sql.length : end + 1
+      out += sql.slice(i, stop)
+      i = stop - 1
+    } else if (c === '?') {
+      out += `$${++positional}`
+    } else if (c === '@' && /[A-Za-z_]/.test(sql[i + 1] ?? '')) {
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(sql.slice(i + 1))![0]
+      let k = names.indexOf(name)
+      if (k < 0) k = names.push(name) - 1
+      out += `$${k + 1}`
+      i += name.length
+    } else {
+      out += c
+    }
+  }
+  if (positional > 0 && names.length > 0) throw new Error(`Mixed ? and @name placeholders in: ${sql}`)
+  return { text: out, names }
+}
