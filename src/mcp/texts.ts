@@ -17,18 +17,30 @@ const ADVICE: Record<Static<typeof StepResult>['verification']['recommended_acti
   abort: 'drop this line of work and return to the goal',
 }
 
-/** record_step: one plain sentence with the verdict and what to do next. */
+/**
+ * record_step: one plain sentence with the verdict and what to do next. A loop the step is part of
+ * is named by kind with the engine's advice (what repeats, what to try instead), which is more use
+ * to the model than the generic advice; so is a spent or runaway budget.
+ */
 export function verdictSentence(r: Static<typeof StepResult>): string {
   const { verification: v, drift: d, state: s } = r
   const alignment = `${v.aligned ? 'aligned with' : 'not aligned with'} the goal (alignment ${fmt(v.alignment_score)})`
   const drift = d.severity === 'none' ? 'no drift' : `${d.severity}${d.drifting ? ', sustained' : ''} drift (similarity ${fmt(d.similarity)})`
-  const flags = [
-    s.loop_detected ? 'a loop detected (the same step repeated)' : '',
-    s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '',
-  ].filter(Boolean)
+  const loop = v.loop ? `a ${v.loop.kind} loop` : s.loop_detected ? 'a loop detected (the same step repeated)' : ''
+  const spend = v.spend
+  const budget =
+    spend?.budget_fraction != null && spend.budget_fraction >= 1
+      ? 'the budget spent'
+      : spend?.runaway
+        ? 'spending fast without plan progress'
+        : ''
+  const flags = [loop, s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '', budget].filter(Boolean)
   const extra = flags.length > 0 ? `, ${flags.join(' and ')}` : ''
-  return `Step ${r.step_number} is ${alignment} with ${drift}${extra}; recommended action: ${v.recommended_action}, ${ADVICE[v.recommended_action]}.`
+  const advice = v.loop && v.recommended_action !== 'continue' ? lowerFirst(v.loop.advice.replace(/\.$/, '')) : ADVICE[v.recommended_action]
+  return `Step ${r.step_number} is ${alignment} with ${drift}${extra}; recommended action: ${v.recommended_action}, ${advice}.`
 }
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1)
 
 type ReminderBody = Static<typeof Reminder>
 

@@ -23,3 +23,17 @@ it('record_step says in one sentence whether the step is on goal, how far it dri
   // A stall below the engine's threshold is not worth a word.
   expect(verdictSentence({ step_number: 2, verification, drift, state: { ...state, stall_turns: 4 } })).not.toContain('progress')
 })
+
+it('names the loop kind with its advice instead of the generic one, and a spent budget', () => {
+  const loop = { kind: 'same_call' as const, steps: [3, 4, 5, 6, 7], count: 5, subject: 'search_flights', advice: '"search_flights" was called 5 times in a row with the same arguments (steps 3–7): its answer will not change; use it or call something else.' }
+  expect(
+    verdictSentence({ step_number: 7, verification: { ...verification, recommended_action: 'adjust', loop }, drift, state: { ...state, loop_detected: true } }),
+  ).toBe(
+    'Step 7 is aligned with the goal (alignment 0.90) with no drift, a same_call loop; recommended action: adjust, ' +
+      '"search_flights" was called 5 times in a row with the same arguments (steps 3–7): its answer will not change; use it or call something else.',
+  )
+  const spend = { tokens: 1100, cost_usd: 0, budget_fraction: 1.1, runaway: false }
+  expect(verdictSentence({ step_number: 8, verification: { ...verification, recommended_action: 'abort', spend }, drift, state })).toBe(
+    'Step 8 is aligned with the goal (alignment 0.90) with no drift, the budget spent; recommended action: abort, drop this line of work and return to the goal.',
+  )
+})

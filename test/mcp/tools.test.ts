@@ -59,8 +59,9 @@ describe('MCP tools over Streamable HTTP', () => {
     expect(verdicts[2]!.data.verification.aligned).toBe(false)
     expect(verdicts[2]!.text).toMatch(/^Step 3 is not aligned with the goal \(alignment 0\.\d\d\) with (low|moderate|high|critical)(, sustained)? drift \(similarity 0\.\d\d\); recommended action: adjust, /)
     expect(verdicts[4]!.data.state.loop_detected).toBe(true)
-    expect(verdicts[4]!.text).toContain('a loop detected')
-    expect(verdicts[4]!.text).toContain('recommended action: replan, stop, re-read the goal and make a new plan')
+    // The loop is named by kind, with the engine's advice on what repeats and what to do instead.
+    expect(verdicts[4]!.text).toContain('a repeat loop; recommended action: replan, the same step with the same result has come back 3 times (steps 3, 4, 5)')
+    expect(verdicts[5]!.text).toContain('recommended action: replan')
     // One sentence each: nothing after the full stop.
     for (const v of verdicts) expect(v.text.indexOf('.', v.text.lastIndexOf(',')) === v.text.length - 1).toBe(true)
 
