@@ -45,4 +45,16 @@ describe('stepMarkers', () => {
     expect(at('drift')).toEqual(drifts)
     expect(at('replan')).toEqual(results.filter((r) => r.verification.recommended_action === 'replan').map((r) => r.step_number))
   })
+  it('marks a loop of the newer kinds once, where the engine reported it, labelled by kind', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const sessions = t.app.services.sessions
+    const session = await sessions.create(a.id, { goal: GOAL, plan: PLAN, config: { loop_kinds: ['same_call'], loop_thresholds: { same_call: 3 } } })
+    const call = { description: 'Read the rate limiter settings', tool: { name: 'read_config', args: { key: 'rate_limit' } } }
+    for (let i = 0; i < 5; i++) await sessions.step(a.id, session.id, { ...call, output: `attempt ${i}` })
+    const log = (await sessions.steps(a.id, session.id, 200)).items
+    expect(log.map((s) => s.verification.loop?.kind ?? null)).toEqual([null, null, 'same_call', 'same_call', 'same_call'])
+    const loops = stepMarkers(log).filter((m) => m.kind === 'loop')
+    expect(loops).toEqual([{ kind: 'loop', step: 3, label: 'Loop (same call) detected at step 3' }])
+  })
 })

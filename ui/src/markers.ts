@@ -2,7 +2,8 @@
  * Where the session chart puts its markers, from the step log alone (a step's row carries its
  * verification and drift check, not the state after it). Mirrors the engine (src/engine/goal-tracker.ts,
  * session-events.ts); test/ui/markers.test.ts checks it against real step results.
- * - loop: the step's reasoning carries the tracker's loop note (its state seen LOOP_THRESHOLD times);
+ * - loop: the step completed a loop (`verification.loop`, any kind) where the step before was not in
+ *   one of that kind; steps logged before loop kinds existed carry the tracker's note instead;
  * - stall: the run of steps that did not advance reaches STALL_TURNS (a step advances when it is
  *   aligned and not a repeat, whose reasoning says so);
  * - drift: sustained drift begins (drifting after a step that was not);
@@ -18,7 +19,7 @@ export interface Marker {
 
 export interface MarkerStep {
   step_number: number
-  verification: { aligned: boolean; reasoning: string; recommended_action: string }
+  verification: { aligned: boolean; reasoning: string; recommended_action: string; loop?: { kind: string } }
   drift: { drifting: boolean }
 }
 
@@ -31,9 +32,14 @@ export function stepMarkers(steps: readonly MarkerStep[]): Marker[] {
   const markers: Marker[] = []
   let stall = 0
   let drifting = false
+  let loopKind: string | undefined
   for (const s of steps) {
-    const { reasoning, aligned, recommended_action: action } = s.verification
-    if (reasoning.includes(LOOP_NOTE)) markers.push({ kind: 'loop', step: s.step_number, label: `Loop detected at step ${s.step_number}` })
+    const { reasoning, aligned, recommended_action: action, loop } = s.verification
+    if (loop !== undefined ? loop.kind !== loopKind : reasoning.includes(LOOP_NOTE)) {
+      const kind = loop === undefined ? '' : ` (${loop.kind.replace('_', ' ')})`
+      markers.push({ kind: 'loop', step: s.step_number, label: `Loop${kind} detected at step ${s.step_number}` })
+    }
+    loopKind = loop?.kind
     const advanced = aligned && !reasoning.includes(REPEAT_NOTE)
     const before = stall
     stall = advanced ? 0 : stall + 1
