@@ -5,6 +5,7 @@ import type { GoalState, StepVerification } from '../engine/goal-tracker.js'
 import type { SessionConfig, SessionConfigInput } from '../engine/session-config.js'
 import type { RecommendedAction } from '../engine/step-alignment.js'
 import type { StepSignals, StepTool } from '../engine/loops.js'
+import type { DetectionVerdict } from '../engine/session-detection.js'
 import type { DriftEventRow, JournalStep, RecentStep, SessionRow, StepRow } from './repository.js'
 
 export type SessionStatus = 'active' | 'archived'
@@ -38,7 +39,7 @@ export interface StepLogEntry extends StepSignals {
   step_number: number
   description: string
   output: string
-  verification: StepVerification
+  verification: StepVerification & DetectionVerdict
   drift: DriftCheck
   created_at: string
 }
@@ -87,7 +88,7 @@ export function toStep(row: StepRow): StepLogEntry {
     description: row.description,
     output: row.output,
     ...signalsOf(row),
-    verification: JSON.parse(row.verification) as StepVerification,
+    verification: JSON.parse(row.verification) as StepVerification & DetectionVerdict,
     drift: JSON.parse(row.drift) as DriftCheck,
     created_at: isoAt(row.created_at),
   }

@@ -62,6 +62,8 @@ describe('goalkeeperAi in a generateText loop', () => {
     // Each step was posted with its tool call and result.
     const log = await client.sessions.steps(session.id)
     expect(log.items[0]).toMatchObject({ description: 'work({"action":"design the user schema"})', output: 'work: done: design the user schema' })
+    // …and the fields the loop kinds and budgets read: the call, whether it failed, the step's tokens.
+    expect(log.items[0]).toMatchObject({ tool: { name: 'work', args: { action: 'design the user schema' } }, error: false, tokens: 15 })
 
     // The goal reminder went in only after the first non-continue verdict (model calls 4 and 5).
     const prompts = model.doGenerateCalls.map((c) => c.prompt)

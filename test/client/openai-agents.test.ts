@@ -72,7 +72,11 @@ describe('goalkeeperAgents in a Runner loop', () => {
     expect(model.requests).toHaveLength(6)
     const log = await client.sessions.steps(session.id)
     expect(log.items).toHaveLength(5)
-    expect(log.items[0]).toMatchObject({ description: 'work({"action":"design the user schema"})', output: 'done: design the user schema' })
+    expect(log.items[0]).toMatchObject({
+      description: 'work({"action":"design the user schema"})',
+      output: 'done: design the user schema',
+      tool: { name: 'work', args: { action: 'design the user schema' } },
+    })
     // Guidance: the recitation every second model call, the goal reminder after the first drift.
     const texts = model.requests.map(systemTexts)
     expect(texts.map((t) => t.some((x) => x.startsWith('[Current Status - Iteration')))).toEqual([true, false, true, false, true, false])

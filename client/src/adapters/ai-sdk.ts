@@ -91,14 +91,33 @@ export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
   }
 }
 
-/** A finished step as goalkeeper sees it: what the model said and called, and what came back. */
-export function describeStep<TOOLS extends ToolSet>(step: Pick<StepResult<TOOLS>, 'text' | 'toolCalls' | 'toolResults'>): StepInput | undefined {
+/**
+ * A finished step as goalkeeper sees it: what the model said and called, and what came back; its
+ * first tool call as `tool` (for the loop kinds that compare calls), `error` when a call failed,
+ * and the step's tokens (for budgets).
+ */
+export function describeStep<TOOLS extends ToolSet>(
+  step: Pick<StepResult<TOOLS>, 'text' | 'toolCalls' | 'toolResults' | 'content'> & { usage?: Pick<StepResult<TOOLS>['usage'], 'totalTokens'> },
+): StepInput | undefined {
   const calls = step.toolCalls.map((c) => `${c.toolName}(${compact(c.input)})`)
   const description = [step.text.trim(), ...calls].filter(Boolean).join('\n')
   if (description === '') return undefined
-  const results = step.toolResults.map((r) => `${r.toolName}: ${typeof r.output === 'string' ? r.output : compact(r.output)}`)
-  return results.length === 0 ? { description } : { description, output: results.join('\n') }
+  const errors = step.content.filter((p) => p.type === 'tool-error')
+  const results = [
+    ...step.toolResults.map((r) => `${r.toolName}: ${typeof r.output === 'string' ? r.output : compact(r.output)}`),
+    ...errors.map((e) => `${e.toolName} failed: ${e.error instanceof Error ? e.error.message : compact(e.error)}`),
+  ]
+  const input: StepInput = { description }
+  if (results.length > 0) input.output = results.join('\n')
+  const first = step.toolCalls[0]
+  if (first !== undefined) input.tool = { name: first.toolName, args: isObject(first.input) ? first.input : { input: first.input } }
+  if (first !== undefined) input.error = errors.length > 0
+  const tokens = step.usage?.totalTokens
+  if (tokens !== undefined && Number.isInteger(tokens) && tokens >= 0) input.tokens = tokens
+  return input
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function compact(value: unknown): string {
   return typeof value === 'string' ? value : (JSON.stringify(value) ?? '')

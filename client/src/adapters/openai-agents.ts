@@ -53,7 +53,7 @@ export function goalkeeperAgents(options: SessionGuardOptions): GoalkeeperAgents
   const onToolEnd = (_ctx: unknown, _agent: unknown, tool: { name: string }, result: string, details: { toolCall: { callId?: string; arguments?: string } }) => {
     // A call the guardrail refused did not run: the SDK still reports its end, with the error.
     if (details.toolCall.callId !== undefined && refused.delete(details.toolCall.callId)) return
-    void guard.record({ description: `${tool.name}(${details.toolCall.arguments ?? ''})`, output: result })
+    void guard.record({ description: `${tool.name}(${details.toolCall.arguments ?? ''})`, output: result, tool: { name: tool.name, args: argsOf(details.toolCall.arguments) } })
   }
 
   // Counted across every run this adapter joins, as the session's recitation schedule expects.
@@ -103,5 +103,15 @@ export function goalkeeperAgents(options: SessionGuardOptions): GoalkeeperAgents
     guardTools(tools) {
       return tools.map((t) => (t.type === 'function' ? { ...t, inputGuardrails: [...(t.inputGuardrails ?? []), toolGuardrail] } : t)) as typeof tools
     },
+  }
+}
+
+/** A tool call's JSON arguments as the object `tool.args` wants (anything else wrapped). */
+function argsOf(json: string | undefined): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(json ?? '{}')
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { input: parsed }
+  } catch {
+    return { input: json }
   }
 }

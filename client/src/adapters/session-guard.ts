@@ -70,7 +70,7 @@ export class SessionGuard {
    * sequence), so `record` may be called without awaiting it and `settled()` awaited later.
    */
   record(step: StepInput): Promise<StepResult> {
-    const body: StepInput = { description: clip(step.description, DESCRIPTION_MAX) || '(empty step)' }
+    const body: StepInput = { ...step, description: clip(step.description, DESCRIPTION_MAX) || '(empty step)' }
     if (step.output !== undefined) body.output = clip(step.output, OUTPUT_MAX)
     const result = this.pending
       .then(() => this.client.sessions.step(this.sessionId, body))
