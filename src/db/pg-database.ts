@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type pg from 'pg'
+import type { Params, SqlDatabase } from './database.js'
 
 /**
  * Statements on a PostgreSQL pool, inside the caller's transaction when there is one. A
@@ -10,7 +11,7 @@ import type pg from 'pg'
  * SQL is written once for both dialects where it can be: `?` placeholders (positional) or `@name`
  * (from an object), as better-sqlite3 takes them, become `$1…$n` here, translated once per text.
  */
-export class PgDatabase {
+export class PgDatabase implements SqlDatabase {
   readonly pool: pg.Pool
   private readonly current = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>()
   private readonly translated = new Map<string, Translated>()
@@ -86,8 +87,6 @@ export class PgDatabase {
     return { text: t.text, values: t.names.map((n) => (params as Record<string, unknown>)[n]) }
   }
 }
-
-export type Params = unknown[] | Record<string, unknown>
 
 interface Translated {
   text: string

@@ -29,29 +29,8 @@ async function database(url?: string): Promise<{ db: PgDatabase; url: string }> 
   return { db, url: target }
 }
 
-describe.skipIf(pgUrl === null)('PostgreSQL statements and transactions', () => {
-  it('commits a transaction whole, rolls a failed one back whole, and a failed savepoint alone', async () => {
-    const { db } = await database()
-    await db.transaction(async () => {
-      await db.run('INSERT INTO jobs (id) VALUES (?)', [1])
-      await db.run('INSERT INTO jobs (id, note) VALUES (@id, @note)', { id: 2, note: 'two' })
-    })
-    await expect(
-      db.transaction(async () => {
-        await db.run('INSERT INTO jobs (id) VALUES (?)', [3])
-        await db.run('INSERT INTO jobs (id) VALUES (?)', [1]) // duplicate key
-      }),
-    ).rejects.toThrow(/duplicate key/)
-    await db.transaction(async () => {
-      await db.run('INSERT INTO jobs (id) VALUES (?)', [4])
-      await expect(db.transaction(() => db.run('INSERT INTO jobs (id) VALUES (?)', [2]))).rejects.toThrow(/duplicate key/)
-      expect(db.inTransaction).toBe(true)
-      await db.run('INSERT INTO jobs (id) VALUES (?)', [5])
-    })
-    expect((await db.all<{ id: number }>('SELECT id FROM jobs ORDER BY id')).map((r) => r.id)).toEqual([1, 2, 4, 5])
-    expect(db.inTransaction).toBe(false)
-  })
-
+// Commit, rollback and savepoints on both dialects: test/db/database-contract.test.ts.
+describe.skipIf(pgUrl === null)('PostgreSQL transactions across connections and replicas', () => {
   it('runs concurrent transactions on connections of their own: neither sees the other before it commits', async () => {
     const { db } = await database()
     let release!: () => void
