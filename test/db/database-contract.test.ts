@@ -23,6 +23,15 @@ const dialects: Array<{ name: string; skip: boolean; open: () => Promise<SqlData
     },
   },
   {
+    name: 'SQLite with group commit',
+    skip: false,
+    open: async () => {
+      const handle = openDb(':memory:')
+      closers.push(() => handle.close())
+      return new SqliteDatabase(handle.sqlite, { groupCommit: true })
+    },
+  },
+  {
     name: 'PostgreSQL',
     skip: pgUrl === null,
     open: async () => {
