@@ -6,13 +6,14 @@
  */
 import Database from 'better-sqlite3'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, existsSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { EnvSchema } from '../src/config.js'
 import type { App } from '../src/http/app.js'
 import { start } from '../src/server.js'
+import { freePort } from './free-port.js'
 import { BlockShell, fencedBlocks, type BlockRun } from './readme-blocks.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
@@ -226,10 +227,3 @@ function pathExists(path: string): boolean {
   return existsSync(dir) && readdirSync(dir).some((f) => pattern.test(f))
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((res) => server.close(() => res()))
-  return port
-}

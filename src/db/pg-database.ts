@@ -26,9 +26,7 @@ export class PgDatabase implements SqlDatabase {
   }
 
   async all<R>(sql: string, params: Params = []): Promise<R[]> {
-    const { text, values } = this.bind(sql, params)
-    const res = await (this.current.getStore()?.client ?? this.pool).query(text, values)
-    return res.rows as R[]
+    return (await this.query(sql, params)).rows as R[]
   }
 
   async get<R>(sql: string, params: Params = []): Promise<R | undefined> {
@@ -37,9 +35,13 @@ export class PgDatabase implements SqlDatabase {
 
   /** The number of rows the statement changed. */
   async run(sql: string, params: Params = []): Promise<number> {
+    return (await this.query(sql, params)).rowCount ?? 0
+  }
+
+  /** On the transaction's connection when inside one, else on any of the pool's. */
+  private query(sql: string, params: Params): Promise<pg.QueryResult> {
     const { text, values } = this.bind(sql, params)
-    const res = await (this.current.getStore()?.client ?? this.pool).query(text, values)
-    return res.rowCount ?? 0
+    return (this.current.getStore()?.client ?? this.pool).query(text, values)
   }
 
   /** Runs `work` in a transaction (a savepoint of the open one when nested): all of it commits or none. */

@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type Database from 'better-sqlite3'
-import { preparer, type Stmt } from './lazy-statement.js'
 import type { Params, SqlDatabase } from './database.js'
 
 /**
@@ -21,8 +20,8 @@ import type { Params, SqlDatabase } from './database.js'
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly sqlite: Database.Database
-  private readonly prepare: ReturnType<typeof preparer>
-  private readonly statements = new Map<string, Stmt>()
+  /** Prepared on first use, once per SQL text. */
+  private readonly statements = new Map<string, Database.Statement>()
   private readonly current = new AsyncLocalStorage<{ depth: number }>()
   /** Settles when the last queued top-level transaction has finished. */
   private tail: Promise<unknown> = Promise.resolve()
@@ -33,7 +32,6 @@ export class SqliteDatabase implements SqlDatabase {
 
   constructor(sqlite: Database.Database, options: { groupCommit?: boolean } = {}) {
     this.sqlite = sqlite
-    this.prepare = preparer(sqlite)
     this.groupCommit = options.groupCommit ?? false
   }
 
@@ -135,10 +133,10 @@ export class SqliteDatabase implements SqlDatabase {
     }
   }
 
-  private statement(sql: string): Stmt {
+  private statement(sql: string): Database.Statement {
     let s = this.statements.get(sql)
     if (s === undefined) {
-      s = this.prepare(sql)
+      s = this.sqlite.prepare(sql)
       this.statements.set(sql, s)
     }
     return s

@@ -4,6 +4,7 @@ import { RemindersService } from '../../src/reminders/service.js'
 import { ReminderSearch } from '../../src/reminders/search.js'
 import { SettingsService } from '../../src/reminders/settings.js'
 import { subscribeToEvents } from '../helpers.js'
+import { AppError } from '../../src/errors.js'
 
 /** A migrated in-memory database, two agents subscribed to every event, the reminder services and a settable clock. */
 export function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
@@ -32,4 +33,15 @@ export function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
       time.now += minutes * 60_000
     },
   }
+}
+
+/** The HTTP status a service call ends with: 200, or the status of the AppError it throws. */
+export function statusOf(fn: () => unknown): number {
+  try {
+    fn()
+  } catch (err) {
+    if (err instanceof AppError) return err.status
+    throw err
+  }
+  return 200
 }

@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { AppError } from '../../src/errors.js'
-import { reminderFixture } from './fixtures.js'
-
-function statusOf(fn: () => unknown): number {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof AppError) return err.status
-    throw err
-  }
-  return 200
-}
+import { reminderFixture, statusOf } from './fixtures.js'
 
 const at = (iso: string) => ({ type: 'scheduled' as const, at: iso })
 

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { AppError } from '../../src/errors.js'
-import { reminderFixture } from './fixtures.js'
-
-function statusOf(fn: () => unknown): number {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof AppError) return err.status
-    throw err
-  }
-  return 200
-}
+import { reminderFixture, statusOf } from './fixtures.js'
 
 describe('RemindersService CRUD', () => {
   it('creates the three trigger kinds with API-shaped JSON and next_fire_at', () => {
