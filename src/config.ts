@@ -28,6 +28,7 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
   GOALKEEPER_DB: Type.String({ default: './data/goalkeeper.db', minLength: 1 }),
+  GOALKEEPER_DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   GOALKEEPER_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   GOALKEEPER_IDEMPOTENCY_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.Unsafe<LogLevel>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
@@ -74,6 +75,8 @@ export interface Config {
   host: string
   port: number
   dbPath: string
+  /** PostgreSQL instead of the SQLite file when set (several replicas on one database). */
+  databaseUrl: string | undefined
   adminToken: string | undefined
   /** Keys the Idempotency-Key digests and seals (HMAC); unset: plain SHA-256 (src/idempotency/service.ts). */
   idempotencySecret: string | undefined
@@ -157,6 +160,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     host: e.HOST,
     port: e.PORT,
     dbPath: e.GOALKEEPER_DB,
+    databaseUrl: e.GOALKEEPER_DATABASE_URL,
     adminToken: e.GOALKEEPER_ADMIN_TOKEN,
     idempotencySecret: e.GOALKEEPER_IDEMPOTENCY_SECRET,
     logLevel: e.LOG_LEVEL,

@@ -10,12 +10,12 @@ import { Dispatcher } from './webhooks/dispatcher.js'
 /** config → db → migrations → app → listen, with graceful shutdown. Returns the started app. */
 export async function start(env: Record<string, string | undefined> = process.env): Promise<App> {
   const config = loadConfig(env)
-  const handle = openDatabase(config.dbPath)
+  const handle = await openDatabase(config)
   let app: App
   try {
     app = await buildApp({ config, handle, metrics: createMetrics({ processMetrics: true }), closeHandleOnClose: true })
   } catch (err) {
-    handle.close()
+    await handle.close()
     throw err
   }
   // The scheduler lives here, not in buildApp: tests drive `tick(now)` themselves. Its onClose
@@ -23,13 +23,13 @@ export async function start(env: Record<string, string | undefined> = process.en
   // leave everything else queued in the outbox for the next start.
   const onError = (err: unknown) => app.log.error({ err }, 'scheduler error')
   const dispatcher = new Dispatcher({
-    handle,
+    db: handle.db,
     settings: config.webhook,
     clock: wallClock,
     onError,
     onAttempt: (outcome) => app.metrics.webhookAttempts.inc({ outcome }),
   })
-  const ticker = new Ticker({ handle, clock: wallClock, dispatcher, onError })
+  const ticker = new Ticker({ db: handle.db, clock: wallClock, dispatcher, onError })
   app.addHook('onClose', async () => ticker.stop(8_000))
   try {
     await app.listen({ host: config.host, port: config.port })
@@ -39,8 +39,8 @@ export async function start(env: Record<string, string | undefined> = process.en
     throw new StartupError(describeListenError(err, config.host, config.port))
   }
   // Only now: a key created before a failed listen would be printed and then lost.
-  bootstrapAgent(app, config)
-  const warning = unreachableWarning(config, app.services.agents.count())
+  await bootstrapAgent(app, config)
+  const warning = unreachableWarning(config, await app.services.agents.count())
   if (warning) app.log.warn(warning)
   ticker.start()
   return app

@@ -22,11 +22,11 @@ export interface ServiceDeps {
 
 /** Every service, built once per app from its deps (no singletons). Add new services here. */
 export function createServices(deps: ServiceDeps) {
-  const settings = new SettingsService(deps.handle.sqlite, deps.clock)
-  const reminders = new RemindersService(deps.handle.sqlite, settings, deps.clock)
+  const settings = new SettingsService(deps.handle.db, deps.clock)
+  const reminders = new RemindersService(deps.handle.db, settings, deps.clock)
   const reminderSearch = new ReminderSearch(reminders.store)
   const sessions = new SessionsService({
-    sqlite: deps.handle.sqlite,
+    db: deps.handle.db,
     clock: deps.clock,
     metrics: deps.metrics,
     ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
@@ -42,15 +42,15 @@ export function createServices(deps: ServiceDeps) {
   })
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.
-    agents: new AgentsService(deps.handle.sqlite, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
-    idempotency: new IdempotencyService(deps.handle.sqlite, deps.clock, deps.config.idempotencySecret),
+    agents: new AgentsService(deps.handle.db, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
+    idempotency: new IdempotencyService(deps.handle.db, deps.clock, deps.config.idempotencySecret),
     sessions,
     settings,
     reminders,
     reminderSearch,
     // Sessions contribute their goal reminder and recitation to each turn.
     turns: new TurnsService(reminders, reminderSearch, deps.clock, sessions),
-    webhooks: new WebhooksService(deps.handle.sqlite, deps.clock, deps.config.webhook),
+    webhooks: new WebhooksService(deps.handle.db, deps.clock, deps.config.webhook),
   }
 }
 

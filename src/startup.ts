@@ -1,7 +1,9 @@
 import ipaddr from 'ipaddr.js'
 import { resolve } from 'node:path'
 import type { Config } from './config.js'
-import { openDb, type DbHandle } from './db/client.js'
+import { openDb, type DbHandle, type SqliteHandle } from './db/client.js'
+import { runPgMigrations } from './db/pg-migrate.js'
+import { openPg } from './db/postgres.js'
 import { runMigrations } from './db/migrate.js'
 import { wallClock } from './engine/clock.js'
 import { foldLegacyJournals } from './sessions/legacy-journal.js'
@@ -23,18 +25,48 @@ export function isLoopback(host: string): boolean {
   return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback'
 }
 
-/** openDb + migrations, any failure said in one line naming GOALKEEPER_DB, the file and the cause. */
-export function openDatabase(dbPath: string): DbHandle {
-  let handle: DbHandle | undefined
+/**
+ * The configured database, migrated: PostgreSQL when GOALKEEPER_DATABASE_URL is set, else the
+ * SQLite file at GOALKEEPER_DB. Any failure is said in one line naming the variable and the cause.
+ */
+export async function openDatabase(config: Pick<Config, 'dbPath' | 'databaseUrl'>): Promise<DbHandle> {
+  return config.databaseUrl === undefined ? openSqlite(config.dbPath) : openPostgres(config.databaseUrl)
+}
+
+function openSqlite(dbPath: string): DbHandle {
+  let handle: SqliteHandle | undefined
   try {
     handle = openDb(dbPath)
     runMigrations(handle)
     foldLegacyJournals(handle.sqlite, wallClock)
     return handle
   } catch (err) {
-    handle?.close()
+    void handle?.close()
     const file = dbPath === ':memory:' || resolve(dbPath) === dbPath ? dbPath : `${dbPath} (${resolve(dbPath)})`
     throw new StartupError(`Cannot open the database: GOALKEEPER_DB=${file}: ${reason(err)}`)
+  }
+}
+
+/** Replicas starting together migrate one at a time (an advisory lock), the others then find nothing to do. */
+async function openPostgres(databaseUrl: string): Promise<DbHandle> {
+  const handle = openPg(databaseUrl)
+  try {
+    await runPgMigrations(handle)
+    return handle
+  } catch (err) {
+    await handle.close().catch(() => undefined)
+    throw new StartupError(`Cannot open the database: GOALKEEPER_DATABASE_URL=${redactUrl(databaseUrl)}: ${reason(err)}`)
+  }
+}
+
+/** The URL without its password, for a message that may end up in logs. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password !== '') u.password = '***'
+    return u.toString()
+  } catch {
+    return '(unparseable URL)'
   }
 }
 
@@ -64,9 +96,9 @@ export function describeListenError(err: unknown, host: string, port: number): s
  * Called once the server listens: a start that fails earlier (busy port) must not create a key
  * it then loses, since the next start would find an agent and print none.
  */
-export function bootstrapAgent(app: App, config: Config): void {
-  if (config.adminToken || !isLoopback(config.host) || app.services.agents.count() > 0) return
-  const agent = app.services.agents.create('bootstrap')
+export async function bootstrapAgent(app: App, config: Config): Promise<void> {
+  if (config.adminToken || !isLoopback(config.host) || (await app.services.agents.count()) > 0) return
+  const agent = await app.services.agents.create('bootstrap')
   const line = `goalkeeper: created bootstrap agent ${agent.id}; its API key (shown once): ${agent.api_key}`
   process.stdout.write(`\n${line}\nUse it as: Authorization: Bearer ${agent.api_key}\n\n`)
 }

@@ -2,10 +2,19 @@ import type Database from 'better-sqlite3'
 import { afterEach } from 'vitest'
 import { loadConfig, type Config } from '../src/config.js'
 import { openDb, type DbHandle } from '../src/db/client.js'
+import type { SqlDatabase } from '../src/db/database.js'
 import { runMigrations } from '../src/db/migrate.js'
+import { openPg } from '../src/db/postgres.js'
 import { buildApp, type App, type AppDeps } from '../src/http/app.js'
+import { createPgDatabase, dropPgDatabase } from './postgres/database.js'
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789'
+
+/**
+ * The database the service tests run on: SQLite, or PostgreSQL when GOALKEEPER_TEST_BACKEND=postgres
+ * (vitest.config.ts runs the service and HTTP suites once on each).
+ */
+export const backend: 'sqlite' | 'postgres' = process.env.GOALKEEPER_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite'
 
 export interface TestAgent {
   id: string
@@ -16,17 +25,18 @@ export interface TestAgent {
 export interface TestApp {
   app: App
   handle: DbHandle
+  /** The app's database, either dialect. */
+  db: SqlDatabase
+  /** The raw SQLite connection, for tests about SQLite itself; throws on PostgreSQL. */
+  readonly sqlite: Database.Database
   adminToken: string
   adminHeaders: { authorization: string }
   createAgent(name?: string): Promise<TestAgent>
 }
 
-const open: TestApp[] = []
+const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
-  for (const t of open.splice(0)) {
-    await t.app.close()
-    t.handle.close()
-  }
+  for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 
 export interface TestAppOverrides extends Partial<Omit<AppDeps, 'config'>> {
@@ -36,7 +46,34 @@ export interface TestAppOverrides extends Partial<Omit<AppDeps, 'config'>> {
   migrate?: boolean
 }
 
-/** A fresh app on a migrated `:memory:` database, logger off, closed after the test. */
+/**
+ * A fresh, migrated database of the run's backend, closed (and on PostgreSQL dropped) after the
+ * test: `:memory:` SQLite, or a new database in the run's PostgreSQL cluster.
+ */
+export async function openTestDatabase(options: { migrate?: boolean } = {}): Promise<DbHandle> {
+  const migrate = options.migrate ?? true
+  if (backend === 'postgres') {
+    const url = await createPgDatabase({ migrated: migrate })
+    const handle = openPg(url, { max: 4 })
+    cleanups.push(async () => {
+      await handle.close().catch(() => undefined)
+      await dropPgDatabase(url)
+    })
+    return handle
+  }
+  const handle = openDb(':memory:')
+  if (migrate) runMigrations(handle)
+  cleanups.push(() => handle.close())
+  return handle
+}
+
+/** The raw SQLite connection under a handle, for tests about SQLite itself. */
+export function sqliteOf(handle: DbHandle): Database.Database {
+  if (!('sqlite' in handle)) throw new Error('This test reads SQLite directly; it cannot run on PostgreSQL.')
+  return (handle as DbHandle & { sqlite: Database.Database }).sqlite
+}
+
+/** A fresh app on a fresh database (openTestDatabase), logger off, closed after the test. */
 export async function buildTestApp(overrides: TestAppOverrides = {}): Promise<TestApp> {
   const { env, migrate = true, ...deps } = overrides
   const config: Config = loadConfig({
@@ -45,31 +82,37 @@ export async function buildTestApp(overrides: TestAppOverrides = {}): Promise<Te
     GOALKEEPER_DB: ':memory:',
     ...env,
   })
-  const handle = deps.handle ?? openDb(config.dbPath)
-  if (migrate) runMigrations(handle)
+  const handle = deps.handle ?? (await openTestDatabase({ migrate }))
+  // A handle the test opened itself is closed after the test too.
+  if (deps.handle !== undefined) cleanups.push(() => deps.handle!.close().catch(() => undefined))
   const app = await buildApp({ logger: false, ...deps, config, handle })
+  // Closed before its database (cleanups run in order, and this one is added last).
+  cleanups.unshift(() => app.close().then(() => undefined))
   const adminToken = config.adminToken ?? ''
   const adminHeaders = { authorization: `Bearer ${adminToken}` }
-  const t: TestApp = {
+  return {
     app,
     handle,
+    db: handle.db,
+    get sqlite() {
+      return sqliteOf(handle)
+    },
     adminToken,
     adminHeaders,
     async createAgent(name = 'agent') {
-      const { id, api_key } = app.services.agents.create(name)
+      const { id, api_key } = await app.services.agents.create(name)
       return { id, apiKey: api_key, headers: { authorization: `Bearer ${api_key}` } }
     },
   }
-  open.push(t)
-  return t
 }
 
 /**
  * Subscribes `agentId` to every event with a webhook row (no dispatcher runs in these tests, so
  * nothing is sent): the outbox stores a message only when some subscription wants it.
  */
-export function subscribeToEvents(sqlite: Database.Database, agentId: string): void {
-  sqlite
-    .prepare("INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES (?, ?, 'http://127.0.0.1:9/hook', 'whsec_dGVzdA==', 0, 0)")
-    .run(`wh_${agentId}`, agentId)
+export async function subscribeToEvents(db: SqlDatabase, agentId: string): Promise<void> {
+  await db.run("INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES (?, ?, 'http://127.0.0.1:9/hook', 'whsec_dGVzdA==', 0, 0)", [
+    `wh_${agentId}`,
+    agentId,
+  ])
 }

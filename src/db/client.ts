@@ -2,15 +2,25 @@ import Database from 'better-sqlite3'
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
+import type { SqlDatabase } from './database.js'
+import { migrationsApplied } from './migrate.js'
 import * as schema from './schema/index.js'
+import { SqliteDatabase } from './sqlite-database.js'
 
-export type Db = BetterSQLite3Database<typeof schema>
-
-/** The drizzle handle for typed queries and the raw connection for prepared hot-path statements. */
+/** An open database of either dialect: what the services and routes are given. */
 export interface DbHandle {
-  db: Db
-  sqlite: Database.Database
-  close(): void
+  readonly db: SqlDatabase
+  /** True when every migration this build knows has been applied (/readyz). */
+  migrated(): Promise<boolean>
+  close(): Promise<void>
+}
+
+/** The embedded SQLite file: the same `db`, plus the raw connection for migrations and maintenance. */
+export interface SqliteHandle extends DbHandle {
+  readonly db: SqliteDatabase
+  readonly sqlite: Database.Database
+  /** Drizzle on the connection, for its migrator. */
+  readonly drizzle: BetterSQLite3Database<typeof schema>
 }
 
 /** SQLite page cache per connection, in KiB. */
@@ -42,8 +52,11 @@ function makeDirs(dir: string): void {
   }
 }
 
-/** Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas DESIGN.md asks for. */
-export function openDb(path: string): DbHandle {
+/**
+ * Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas DESIGN.md asks for.
+ * Its transactions group-commit (src/db/sqlite-database.ts).
+ */
+export function openDb(path: string): SqliteHandle {
   if (path !== ':memory:') {
     makeDirs(dirname(path))
     // SQLite would only say "unable to open database file".
@@ -57,7 +70,15 @@ export function openDb(path: string): DbHandle {
     sqlite.close()
     throw err
   }
-  return { db: drizzle({ client: sqlite, schema }), sqlite, close: () => sqlite.close() }
+  const db = new SqliteDatabase(sqlite, { groupCommit: true })
+  const handle: SqliteHandle = {
+    db,
+    sqlite,
+    drizzle: drizzle({ client: sqlite, schema }),
+    migrated: async () => migrationsApplied(handle),
+    close: () => db.close(),
+  }
+  return handle
 }
 
 function configure(sqlite: Database.Database): void {

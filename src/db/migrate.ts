@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
-import type { DbHandle } from './client.js'
+import type { SqliteHandle } from './client.js'
 import { assertSchemaKnown, readJournal } from './migration-journal.js'
 
 /** `migrations/` at the package root, from src/db (tsx) and dist/db (built) alike. */
@@ -11,11 +11,11 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', impor
  * because `PRAGMA foreign_keys=OFF` inside its transaction is a no-op, and a drizzle-kit table
  * rebuild would otherwise cascade-delete child rows; `foreign_key_check` proves nothing dangles.
  */
-export function runMigrations(handle: DbHandle, folder: string = MIGRATIONS_FOLDER): void {
+export function runMigrations(handle: SqliteHandle, folder: string = MIGRATIONS_FOLDER): void {
   assertSchemaKnown(newestApplied(handle), readJournal(folder))
   handle.sqlite.pragma('foreign_keys = OFF')
   try {
-    migrate(handle.db, { migrationsFolder: folder })
+    migrate(handle.drizzle, { migrationsFolder: folder })
     const broken = handle.sqlite.pragma('foreign_key_check') as unknown[]
     if (broken.length > 0) throw new Error(`Migration left ${broken.length} rows with dangling foreign keys.`)
   } finally {
@@ -24,7 +24,7 @@ export function runMigrations(handle: DbHandle, folder: string = MIGRATIONS_FOLD
 }
 
 /** True when every migration in the folder's journal has been applied (for /readyz). */
-export function migrationsApplied(handle: DbHandle, folder: string = MIGRATIONS_FOLDER): boolean {
+export function migrationsApplied(handle: SqliteHandle, folder: string = MIGRATIONS_FOLDER): boolean {
   try {
     const journal = readJournal(folder)
     const row = handle.sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }
@@ -34,7 +34,7 @@ export function migrationsApplied(handle: DbHandle, folder: string = MIGRATIONS_
   }
 }
 
-function newestApplied(handle: DbHandle): number | undefined {
+function newestApplied(handle: SqliteHandle): number | undefined {
   const table = handle.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'`).get()
   if (table === undefined) return undefined
   const row = handle.sqlite.prepare('SELECT max(created_at) AS newest FROM __drizzle_migrations').get() as { newest: number | null }

@@ -12,6 +12,7 @@ import type { Params, SqlDatabase } from './database.js'
  * (from an object), as better-sqlite3 takes them, become `$1…$n` here, translated once per text.
  */
 export class PgDatabase implements SqlDatabase {
+  readonly dialect = 'postgres'
   readonly pool: pg.Pool
   private readonly current = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>()
   private readonly translated = new Map<string, Translated>()
@@ -42,6 +43,18 @@ export class PgDatabase implements SqlDatabase {
   private query(sql: string, params: Params): Promise<pg.QueryResult> {
     const { text, values } = this.bind(sql, params)
     return (this.current.getStore()?.client ?? this.pool).query(text, values)
+  }
+
+  /** A transaction resolves after its COMMIT: nothing is pending beyond it. */
+  committed(): Promise<void> {
+    return Promise.resolve()
+  }
+
+  /** Nothing commits after its transaction resolved, so nothing rolls back later. */
+  onRollback(): void {}
+
+  close(): Promise<void> {
+    return this.pool.end()
   }
 
   /** Runs `work` in a transaction (a savepoint of the open one when nested): all of it commits or none. */

@@ -1,14 +1,17 @@
 import pg from 'pg'
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
+import type { DbHandle } from './client.js'
+import { PgDatabase } from './pg-database.js'
+import { pgMigrationsApplied } from './pg-migrate.js'
 import * as schema from './pg-schema/index.js'
 
 export type PgDb = NodePgDatabase<typeof schema>
 
-/** A pool of connections to one PostgreSQL database, with its drizzle handle. */
-export interface PgHandle {
-  db: PgDb
-  pool: pg.Pool
-  close(): Promise<void>
+/** A pool of connections to one PostgreSQL database: `db` for the services, the pool and drizzle for migrations. */
+export interface PgHandle extends DbHandle {
+  readonly db: PgDatabase
+  readonly pool: pg.Pool
+  readonly drizzle: PgDb
 }
 
 const INT8_OID = 20
@@ -24,5 +27,13 @@ export function openPg(url: string, options: { max?: number } = {}): PgHandle {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types })
   // An idle client's connection dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', () => {})
-  return { db: drizzle({ client: pool, schema }), pool, close: () => pool.end() }
+  const db = new PgDatabase(pool)
+  const handle: PgHandle = {
+    db,
+    pool,
+    drizzle: drizzle({ client: pool, schema }),
+    migrated: () => pgMigrationsApplied(handle),
+    close: () => db.close(),
+  }
+  return handle
 }

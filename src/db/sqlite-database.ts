@@ -19,6 +19,7 @@ import type { Params, SqlDatabase } from './database.js'
  * reports the write (an HTTP reply) waits for `committed()`.
  */
 export class SqliteDatabase implements SqlDatabase {
+  readonly dialect = 'sqlite'
   readonly sqlite: Database.Database
   /** Prepared on first use, once per SQL text. */
   private readonly statements = new Map<string, Database.Statement>()
@@ -101,6 +102,13 @@ export class SqliteDatabase implements SqlDatabase {
     } finally {
       this.open--
     }
+  }
+
+  /** Commits what is pending and closes the connection. */
+  async close(): Promise<void> {
+    await this.tail
+    this.flush()
+    this.sqlite.close()
   }
 
   /** Commits the open batch now (its timer, shutdown). */

@@ -82,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(notFound)
   await app.register(openApi, { version: PACKAGE_VERSION })
 
-  await app.register(unitOfWork, { sqlite: deps.handle.sqlite })
+  await app.register(unitOfWork, { db: deps.handle.db })
   await app.register(idempotency, { service: services.idempotency })
 
   await app.register(healthRoutes, { handle: deps.handle, metrics })

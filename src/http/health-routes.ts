@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { DbHandle } from '../db/client.js'
-import { migrationsApplied } from '../db/migrate.js'
 import type { Metrics } from '../metrics.js'
 import { ProblemRef } from '../schemas.js'
 
@@ -37,11 +36,11 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ handle: DbHandle; metrics
     async (_request, reply) => {
       let database = false
       try {
-        database = handle.sqlite.prepare('SELECT 1 AS ok').get() !== undefined
+        database = (await handle.db.get('SELECT 1 AS ok')) !== undefined
       } catch {
         database = false
       }
-      const migrations = database && migrationsApplied(handle)
+      const migrations = database && (await handle.migrated())
       const ready = database && migrations
       return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { database, migrations } })
     },
