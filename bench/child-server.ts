@@ -188,6 +188,8 @@ export interface GoalkeeperOptions {
   fromSource?: boolean
   /** PostgreSQL instead of a fresh SQLite file (GOALKEEPER_DATABASE_URL). */
   databaseUrl?: string | undefined
+  /** More environment variables for the server. */
+  env?: Record<string, string>
 }
 
 /** The real goalkeeper server on a fresh SQLite file in a temp dir, rate limit off. */
@@ -212,6 +214,7 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
       GOALKEEPER_ADMIN_TOKEN: ADMIN_TOKEN,
       GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: opts.logLevel ?? 'warn',
+      ...opts.env,
     },
   })
   return {

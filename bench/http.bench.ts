@@ -21,8 +21,7 @@
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
-import pg from 'pg'
-import { findPgBin, startPgCluster, type PgCluster } from '../test/postgres/cluster.js'
+import { createDatabaseIn, findPgBin, startPgCluster, type PgCluster } from '../test/postgres/cluster.js'
 import { buildDist, startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
 import { createFixture, flag, flagValue, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
 
@@ -70,8 +69,8 @@ async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   const cluster = onPostgres ? await durableCluster() : undefined
-  const baseline = await startBaseline(cluster && (await database(cluster, 'baseline')))
-  const goalkeeper = await startGoalkeeper({ fromSource, databaseUrl: cluster && (await database(cluster, 'goalkeeper')) })
+  const baseline = await startBaseline(cluster && (await createDatabaseIn(cluster.url, 'baseline')))
+  const goalkeeper = await startGoalkeeper({ fromSource, databaseUrl: cluster && (await createDatabaseIn(cluster.url, 'goalkeeper')) })
   try {
     const fixture = await createFixture(goalkeeper, sessionCount)
     const auth = { authorization: `Bearer ${fixture.apiKey}` }
@@ -150,16 +149,6 @@ async function durableCluster(): Promise<PgCluster> {
   const bin = findPgBin()
   if (bin === undefined) throw new Error('--postgres needs the PostgreSQL server binaries (GOALKEEPER_PG_BIN or /usr/lib/postgresql/<n>/bin)')
   return startPgCluster(bin, { durable: true })
-}
-
-async function database(cluster: PgCluster, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: cluster.url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(cluster.url)
-  url.pathname = `/${name}`
-  return url.toString()
 }
 
 function report(rows: Row[]): void {
