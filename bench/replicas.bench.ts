@@ -70,17 +70,18 @@ async function main(): Promise<void> {
 }
 
 async function reminderBurst(replicas: ChildServer[], apiKey: string, receiver: Receiver): Promise<void> {
-  const call = async (server: ChildServer, path: string, body: unknown) => {
+  const call = async (server: ChildServer, path: string, body: unknown, method = 'POST') => {
     const res = await fetch(server.baseUrl + path, {
-      method: 'POST',
+      method,
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     })
     const json = (await res.json()) as Record<string, unknown>
-    if (res.status !== 201) throw new Error(`POST ${path} → ${res.status}: ${JSON.stringify(json)}`)
+    if (res.status !== (method === 'POST' ? 201 : 200)) throw new Error(`${method} ${path} → ${res.status}: ${JSON.stringify(json)}`)
     return json
   }
   const hook = await call(replicas[0]!, '/v1/webhooks', { url: receiver.url, event_types: ['reminder.triggered'] })
+  await call(replicas[0]!, '/v1/settings', { max_reminders: 2 * reminderCount }, 'PUT')
   // Due at the start of one second far enough ahead for the creates to finish first.
   const dueAt = Math.ceil((Date.now() + 20_000 + reminderCount * 3) / 1000) * 1000
   const created = Date.now()

@@ -52,6 +52,7 @@ describe.skipIf(pgUrl === null)('three replicas on one PostgreSQL database', () 
     const hook = await call(r1, 'POST', '/v1/webhooks', apiKey, { url: rx.url, event_types: ['reminder.triggered'] })
     expect(hook.status).toBe(201)
     const signer = new Webhook(hook.body!.secret as string)
+    expect((await call(r0, 'PUT', '/v1/settings', apiKey, { max_reminders: 10 * REMINDERS })).status).toBe(200)
 
     // 1,000 reminders due 4 to 10 s from now, created concurrently through all three replicas.
     const start = Date.now()
