@@ -10,11 +10,11 @@ describe('reminder lifecycle', () => {
     const done = await f.reminders.complete('agt_a', a.id)
     expect(done).toMatchObject({ status: 'completed', completed_at: '2026-11-22T09:00:00.000Z', next_fire_at: null })
     for (const call of [
-      () => await f.reminders.complete('agt_a', a.id),
-      () => await f.reminders.dismiss('agt_a', a.id),
-      () => await f.reminders.snooze('agt_a', a.id, { minutes: 30 }),
-      () => await f.reminders.trigger('agt_a', a.id),
-    ]) expect(statusOf(call)).toBe(409)
+      () => f.reminders.complete('agt_a', a.id),
+      () => f.reminders.dismiss('agt_a', a.id),
+      () => f.reminders.snooze('agt_a', a.id, { minutes: 30 }),
+      () => f.reminders.trigger('agt_a', a.id),
+    ]) expect(await statusOf(call)).toBe(409)
     const b = await f.reminders.create('agt_a', { title: 'b', trigger: at('2026-11-22T10:00:00Z') })
     expect((await f.reminders.dismiss('agt_a', b.id)).status).toBe('dismissed')
     expect(await statusOf(() => f.reminders.complete('agt_a', b.id))).toBe(409)
@@ -23,17 +23,17 @@ describe('reminder lifecycle', () => {
   it('snooze clamps per priority and says so', async () => {
     const f = await reminderFixture()
     // Already due, so the snooze end alone decides when they fire (a snooze never brings one forward).
-    const mk = (priority: 'urgent' | 'normal' | 'low') =>
+    const mk = async (priority: 'urgent' | 'normal' | 'low') =>
       (await f.reminders.create('agt_a', { title: priority, priority, trigger: at('2026-11-22T08:00:00Z') })).id
-    const cases: [ReturnType<typeof mk>, number, number, boolean][] = [
-      [mk('urgent'), 1, 5, true],
-      [mk('urgent'), 30, 30, false],
-      [mk('urgent'), 600, 60, true],
-      [mk('normal'), 5, 15, true],
-      [mk('normal'), 1440, 1440, false],
-      [mk('normal'), 2000, 1440, true],
-      [mk('low'), 30, 60, true],
-      [mk('low'), 20000, 10080, true],
+    const cases: [string, number, number, boolean][] = [
+      [await mk('urgent'), 1, 5, true],
+      [await mk('urgent'), 30, 30, false],
+      [await mk('urgent'), 600, 60, true],
+      [await mk('normal'), 5, 15, true],
+      [await mk('normal'), 1440, 1440, false],
+      [await mk('normal'), 2000, 1440, true],
+      [await mk('low'), 30, 60, true],
+      [await mk('low'), 20000, 10080, true],
     ]
     for (const [id, minutes, expected, clamped] of cases) {
       const r = await f.reminders.snooze('agt_a', id, { minutes })
@@ -75,7 +75,7 @@ describe('reminder lifecycle', () => {
 
   it('trigger now: one-shots become triggered, recurring ones stay pending and scheduled', async () => {
     const f = await reminderFixture()
-    const messages = () => f.handle.sqlite.prepare("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered'").all() as { payload: string }[]
+    const messages = () => f.db.all<{ payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered' ORDER BY id")
     const shot = await f.reminders.create('agt_a', { title: 's', trigger: at('2026-11-22T12:00:00Z') })
     expect(await f.reminders.trigger('agt_a', shot.id)).toMatchObject({ status: 'triggered', next_fire_at: null })
     const cron = await f.reminders.create('agt_a', { title: 'c', trigger: { type: 'recurring', cron: '0 * * * *' } })
@@ -84,7 +84,7 @@ describe('reminder lifecycle', () => {
       status: 'pending', triggered_at: '2026-11-22T09:00:00.000Z', last_fired_at: '2026-11-22T09:00:00.000Z',
       next_fire_at: '2026-11-22T10:00:00.000Z',
     })
-    expect(messages().map((m) => JSON.parse(m.payload).data.reminder.id)).toEqual([shot.id, cron.id])
+    expect((await messages()).map((m) => JSON.parse(m.payload).data.reminder.id)).toEqual([shot.id, cron.id])
     // The schedule keeps going: due again at the next hour.
     expect((await f.reminders.due('agt_a', Date.parse('2026-11-22T10:00:00Z'))).items.map((r) => r.id)).toEqual([cron.id])
   })
