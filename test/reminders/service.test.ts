@@ -48,12 +48,12 @@ describe('RemindersService CRUD', () => {
   it('429 past max_reminders live reminders; completing one frees a slot', async () => {
     const f = await reminderFixture()
     await f.settings.put('agt_a', { max_reminders: 2 })
-    const mk = () => await f.reminders.create('agt_a', { title: 't', trigger: { type: 'context', pattern: 'x' } })
-    const first = mk()
-    mk()
+    const mk = () => f.reminders.create('agt_a', { title: 't', trigger: { type: 'context', pattern: 'x' } })
+    const first = await mk()
+    await mk()
     let err: unknown
     try {
-      mk()
+      await mk()
     } catch (e) {
       err = e
     }
@@ -61,7 +61,7 @@ describe('RemindersService CRUD', () => {
     expect((err as AppError).status).toBe(429)
     expect((err as AppError).headers?.['retry-after']).toBeDefined()
     await f.reminders.complete('agt_a', first.id)
-    expect(mk().status).toBe('pending')
+    expect((await mk()).status).toBe('pending')
     // The other agent has its own quota.
     expect((await f.reminders.create('agt_b', { title: 't', trigger: { type: 'context', pattern: 'x' } })).status).toBe('pending')
   })
@@ -128,16 +128,16 @@ describe('RemindersService CRUD', () => {
     const f = await reminderFixture()
     const id = (await f.reminders.create('agt_a', { title: 't', trigger: { type: 'scheduled', at: '2026-11-22T08:00:00Z' } })).id
     const calls = [
-      () => await f.reminders.get('agt_b', id),
-      () => await f.reminders.patch('agt_b', id, { title: 'x' }),
-      () => await f.reminders.delete('agt_b', id),
-      () => await f.reminders.complete('agt_b', id),
-      () => await f.reminders.dismiss('agt_b', id),
-      () => await f.reminders.snooze('agt_b', id, { minutes: 30 }),
-      () => await f.reminders.trigger('agt_b', id),
-      () => await f.reminders.occurrences('agt_b', id),
+      () => f.reminders.get('agt_b', id),
+      () => f.reminders.patch('agt_b', id, { title: 'x' }),
+      () => f.reminders.delete('agt_b', id),
+      () => f.reminders.complete('agt_b', id),
+      () => f.reminders.dismiss('agt_b', id),
+      () => f.reminders.snooze('agt_b', id, { minutes: 30 }),
+      () => f.reminders.trigger('agt_b', id),
+      () => f.reminders.occurrences('agt_b', id),
     ]
-    for (const call of calls) expect(statusOf(call)).toBe(404)
+    for (const call of calls) expect(await statusOf(call)).toBe(404)
     expect(await f.reminders.due('agt_b', Date.parse('2027-01-01T00:00:00Z'))).toEqual({ items: [], next_cursor: null })
     expect((await f.search.search('agt_b', 't')).items).toEqual([])
     expect((await f.reminders.get('agt_a', id)).status).toBe('pending')
