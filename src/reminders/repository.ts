@@ -238,7 +238,9 @@ export class ReminderStore {
    * visible to other replicas at once). Soonest first.
    */
   async claimDue(nowMs: number, untilMs: number, limit: number): Promise<Claim[]> {
-    const rows = await this.db.all<Claim>(this.s.claim, { now: nowMs, until: untilMs, limit })
+    // A transaction, though one statement: it writes through `all` (RETURNING), which SQLite
+    // would otherwise run at once inside whatever transaction is open.
+    const rows = await this.db.transaction(() => this.db.all<Claim>(this.s.claim, { now: nowMs, until: untilMs, limit }))
     return rows.sort((a, b) => a.next_fire_at - b.next_fire_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 

@@ -72,7 +72,8 @@ export class Ticker {
       const claims = await this.store.claimDue(nowMs, nowMs + this.leaseMs, this.batchSize)
       if (claims.length === 0) break
       await this.fireClaimed(claims, nowMs, out)
-      if (claims.length < this.batchSize || performance.now() - started > this.tickBudgetMs) break
+      // Not `claims.length < batchSize`: another replica's locked rows may have cut the batch short.
+      if (performance.now() - started > this.tickBudgetMs) break
     }
     if (this.dispatcher) await this.dispatcher.pump()
     return out
