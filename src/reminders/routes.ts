@@ -66,7 +66,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       schema: {
         operationId: 'searchReminders',
         tags,
-        summary: 'Full-text search (BM25 over title, body, tags and pattern), best first.',
+        summary: 'Full-text search over title, body, tags and pattern, best first (ranked by BM25 on SQLite, ts_rank on PostgreSQL).',
         querystring: SearchQuery,
         response: { 200: SearchResults, ...problemResponses },
       },
