@@ -31,12 +31,12 @@ describe('operations', () => {
   })
 
   it('readyz is 503 when the database is gone', async () => {
-    const { app, handle } = await buildTestApp({ handle: openDb(':memory:') })
-    handle.sqlite.close()
+    const { app, handle } = await buildTestApp()
+    await handle.db.close()
     const res = await app.inject('/readyz')
     expect(res.statusCode).toBe(503)
     expect(res.json().checks.database).toBe(false)
-    handle.close = () => {} // already closed
+    handle.close = async () => {} // already closed
   })
 
   it('metrics expose the request histogram by route, method and status, per app instance', async () => {
@@ -82,10 +82,10 @@ describe('operations', () => {
     const first = await buildTestApp({ handle: openDb(path) })
     const a = await first.createAgent('durable')
     await first.app.close()
-    first.handle.close()
+    await first.handle.close()
 
     const second = await buildTestApp({ handle: openDb(path) })
-    expect(second.app.services.agents.authenticate(a.apiKey)).toBe(a.id)
+    expect(await second.app.services.agents.authenticate(a.apiKey)).toBe(a.id)
     const list = (await second.app.inject({ url: '/v1/agents', headers: second.adminHeaders })).json()
     expect(list.items.map((x: { id: string }) => x.id)).toEqual([a.id])
   })
