@@ -1,7 +1,14 @@
 import { defineConfig } from 'vitest/config'
+import { findPgBin } from './test/postgres/cluster.js'
 
 // The client package's own export condition: tests import `@goalkeeper/client` from its source.
 const conditions = ['goalkeeper-source', 'module', 'node', 'development|production']
+
+// The service and HTTP suites run twice: on SQLite and on PostgreSQL (test/helpers.ts picks the
+// backend). Without PostgreSQL server binaries the second run is left out (global-setup.ts says
+// how to enable it; under CI=true it fails instead).
+const BOTH_BACKENDS = ['test/{http,sessions,reminders,webhooks,idempotency,mcp}/**/*.test.ts']
+const postgres = findPgBin() !== undefined || process.env.CI === 'true'
 
 export default defineConfig({
   resolve: { conditions },
@@ -14,5 +21,9 @@ export default defineConfig({
     globalSetup: ['test/postgres/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'sqlite' } },
+      ...(postgres ? [{ extends: true as const, test: { name: 'postgres', include: BOTH_BACKENDS, env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }] : []),
+    ],
   },
 })

@@ -58,29 +58,31 @@ function runServer(env: Record<string, string>, until?: string, killMs = 20_000)
   )
 }
 
+const sqliteAt = (dbPath: string) => ({ dbPath, databaseUrl: undefined })
+
 describe('a bad GOALKEEPER_DB', () => {
   it.each([
     ['a directory', (dir: string) => dir, /: .+ is a directory$/],
     ['a path under a regular file', (dir: string) => (writeFileSync(join(dir, 'f'), 'x'), join(dir, 'f', 'g.db')), /: .+\/f is not a directory$/],
     ['a file that is not a database', (dir: string) => (writeFileSync(join(dir, 'g.db'), 'x'.repeat(4096)), join(dir, 'g.db')), /: file is not a database$/],
-  ])('%s is refused in one line naming the variable, the path and the cause', (_what, pathIn, cause) => {
+  ])('%s is refused in one line naming the variable, the path and the cause', async (_what, pathIn, cause) => {
     const path = pathIn(tempDir())
-    const run = () => openDatabase(path)
-    expect(run).toThrow(StartupError)
-    expect(run).toThrow(new RegExp(`^Cannot open the database: GOALKEEPER_DB=${path}`))
-    expect(run).toThrow(cause)
+    const run = () => openDatabase(sqliteAt(path))
+    await expect(run()).rejects.toThrow(StartupError)
+    await expect(run()).rejects.toThrow(new RegExp(`^Cannot open the database: GOALKEEPER_DB=${path}`))
+    await expect(run()).rejects.toThrow(cause)
   })
 
-  it('names the resolved path when the configured one is relative', () => {
+  it('names the resolved path when the configured one is relative', async () => {
     const sub = join(tempDir(), 'sub')
     mkdirSync(sub)
     const rel = relative(process.cwd(), sub)
-    expect(() => openDatabase(rel)).toThrow(`GOALKEEPER_DB=${rel} (${sub}): ${sub} is a directory`)
+    await expect(openDatabase(sqliteAt(rel))).rejects.toThrow(`GOALKEEPER_DB=${rel} (${sub}): ${sub} is a directory`)
   })
 
-  it('still creates the missing folders of a good path', () => {
+  it('still creates the missing folders of a good path', async () => {
     const path = join(tempDir(), 'a', 'b', 'g.db')
-    openDatabase(path).close()
+    await (await openDatabase(sqliteAt(path))).close()
     expect(existsSync(path)).toBe(true)
   })
 
@@ -118,7 +120,7 @@ describe('a bad HOST or PORT', () => {
     const app = await start({ ...env, PORT: '0' })
     const key = /API key \(shown once\): (gk_[A-Za-z0-9_-]+)/.exec(out.join(''))?.[1]
     expect(key).toBeDefined()
-    expect(app.services.agents.authenticate(key!)).toMatch(/^agt_/)
+    expect(await app.services.agents.authenticate(key!)).toMatch(/^agt_/)
     await app.close()
   })
 

@@ -64,7 +64,7 @@ export const auth = fp<AuthOptions>(
     app.decorateRequest('agentId', '')
     app.decorateRequest('isAdmin', false)
 
-    const admin = (request: FastifyRequest): void => {
+    const admin = async (request: FastifyRequest): Promise<void> => {
       const token = bearer(request)
       // Without credentials it is a 401 as everywhere; with any, the route is simply off: 403.
       if (!adminHash) throw token ? forbidden(NO_ADMIN_TOKEN) : unauthorized(NO_ADMIN_TOKEN)
@@ -72,12 +72,11 @@ export const auth = fp<AuthOptions>(
         request.isAdmin = true
         return
       }
-      if (token && opts.agents.authenticate(token)) throw forbidden('This call needs the admin token, not an agent API key.')
+      if (token && (await opts.agents.authenticate(token))) throw forbidden('This call needs the admin token, not an agent API key.')
       throw unauthorized('Missing or invalid admin token.')
     }
-    const agent = (request: FastifyRequest): void => {
-      const token = bearer(request)
-      const agentId = token ? opts.agents.authenticate(token) : undefined
+    const agent = async (request: FastifyRequest, token: string | undefined): Promise<void> => {
+      const agentId = token ? await opts.agents.authenticate(token) : undefined
       if (agentId) {
         request.agentId = agentId
         return
@@ -85,16 +84,21 @@ export const auth = fp<AuthOptions>(
       if (token && isAdminToken(token)) throw forbidden('The admin token manages agents; this call needs an agent API key.')
       throw unauthorized()
     }
-    // Callback style, not async: this runs on every request, and a promise per hook is measurable.
-    const hook = (authenticate: (request: FastifyRequest) => void): onRequestHookHandler => (request, _reply, next) => {
-      try {
-        authenticate(request)
-        next()
-      } catch (err) {
-        next(err as Error)
+    // Callback style, not async: this runs on every request, and a known key (cached) is settled
+    // without a promise; only a cache miss waits for the database.
+    const agentHook: onRequestHookHandler = (request, _reply, next) => {
+      const token = bearer(request)
+      const cached = token ? opts.agents.cachedAgent(token) : undefined
+      if (cached !== undefined) {
+        request.agentId = cached
+        return next()
       }
+      agent(request, token).then(() => next(), next)
     }
-    const hooks = { admin: hook(admin), agent: hook(agent) }
+    const adminHook: onRequestHookHandler = (request, _reply, next) => {
+      admin(request).then(() => next(), next)
+    }
+    const hooks = { admin: adminHook, agent: agentHook }
 
     const prefixes = opts.publicPluginPrefixes ?? []
     const underPublicPlugin = (prefix: string) => prefixes.some((p) => prefix === p || prefix.startsWith(`${p}/`))

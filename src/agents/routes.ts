@@ -36,7 +36,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         response: { 201: CreatedAgent, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(request.uow.run(() => agents.create(request.body.name))),
+    async (request, reply) => reply.code(201).send(await request.uow.run(() => agents.create(request.body.name))),
   )
 
   app.get(
@@ -69,7 +69,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
       },
     },
     async (request, reply) => {
-      agents.delete(request.params.agent_id)
+      await agents.delete(request.params.agent_id)
       return reply.code(204).send(null)
     },
   )
@@ -87,7 +87,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
         response: { 201: CreatedKey, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(request.uow.run(() => agents.createKey(request.params.agent_id))),
+    async (request, reply) => reply.code(201).send(await request.uow.run(() => agents.createKey(request.params.agent_id))),
   )
 
   app.delete(
@@ -104,7 +104,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<{ agents: AgentsService }> =
       },
     },
     async (request, reply) => {
-      agents.deleteKey(request.params.agent_id, request.params.key_id)
+      await agents.deleteKey(request.params.agent_id, request.params.key_id)
       return reply.code(204).send(null)
     },
   )

@@ -78,7 +78,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(requestId)
   await app.register(httpMetrics, { metrics })
   await app.register(auth, { adminToken: deps.config.adminToken, agents: services.agents, publicPluginPrefixes: [DOCS_PREFIX] })
-  await app.register(rateLimiting, { perMinute: deps.config.rateLimitPerMinute })
+  // One process on SQLite counts in memory; replicas on PostgreSQL share their counts.
+  await app.register(rateLimiting, {
+    perMinute: deps.config.rateLimitPerMinute,
+    shared: deps.handle.db.dialect === 'postgres' ? deps.handle.db : undefined,
+  })
   await app.register(notFound)
   await app.register(openApi, { version: PACKAGE_VERSION })
 

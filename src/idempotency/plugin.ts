@@ -61,7 +61,7 @@ export const idempotency = fp<{ service: IdempotencyService }>(async (app, { ser
       bodyHash: hashBody(request.body),
       status,
     }
-    const found = service.lookup(req)
+    const found = await service.lookup(req)
     if (found.kind === 'mismatch') {
       throw conflict('This Idempotency-Key was already used with a different request (method, path or body).')
     }
@@ -71,13 +71,13 @@ export const idempotency = fp<{ service: IdempotencyService }>(async (app, { ser
     if (inFlight.has(slot(req))) throw conflict('A request with this Idempotency-Key is still in progress; retry shortly.')
     inFlight.add(slot(req))
     request.idempotency = req
-    request.uow.also((result) => {
+    request.uow.also(async (result) => {
       // Serialized as the route will send it (fast-json-stringify for its success status: a string).
       const before = reply.statusCode
       const body = String(reply.code(status).serialize(result))
       reply.code(before)
       const { status: _status, ...record } = req
-      service.save(record, status, body)
+      await service.save(record, status, body)
       req.stored = body
     })
   }

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
-import type Database from 'better-sqlite3'
+import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
+import { conflict } from '../errors.js'
 import { IdempotencyRepository, type IdempotencyRow } from './repository.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -84,14 +85,14 @@ export class IdempotencyService {
   #sinceLastPrune = 0
   #legacyChecked = false
 
-  private readonly sqlite: Database.Database
+  private readonly db: SqlDatabase
   private readonly repo: IdempotencyRepository
   private readonly clock: Clock
   private readonly sealer: Sealer
 
-  constructor(sqlite: Database.Database, clock: Clock, secret?: string) {
-    this.sqlite = sqlite
-    this.repo = new IdempotencyRepository(sqlite)
+  constructor(db: SqlDatabase, clock: Clock, secret?: string) {
+    this.db = db
+    this.repo = new IdempotencyRepository(db)
     this.clock = clock
     this.sealer = new Sealer(secret)
   }
@@ -101,63 +102,67 @@ export class IdempotencyService {
    * first use, so their secrets do not wait for the prune; and one by one when a lookup meets one
    * (another process may still write them, or that first pass may have rolled back with its batch).
    */
-  private sealLegacyOnce(): void {
+  private async sealLegacyOnce(): Promise<void> {
     if (this.#legacyChecked) return
     this.#legacyChecked = true
-    this.sealRows(this.repo.withoutPrefix(SEALED))
+    await this.sealRows(await this.repo.withoutPrefix(SEALED))
   }
 
-  private sealRows(rows: IdempotencyRow[]): void {
+  private async sealRows(rows: IdempotencyRow[]): Promise<void> {
     if (rows.length === 0) return
-    this.transaction(() => {
+    await this.db.transaction(async () => {
       for (const row of rows) {
-        this.repo.reseal(row.scope, row.key, this.sealer.lookupDigest(row.scope, row.key), this.sealer.seal(row.scope, row.key, row.response_body))
+        await this.repo.reseal(row.scope, row.key, this.sealer.lookupDigest(row.scope, row.key), this.sealer.seal(row.scope, row.key, row.response_body))
       }
     })
   }
 
-  private find(scope: string, key: string): { row: IdempotencyRow; body: () => string } | undefined {
-    const byDigest = this.repo.find(scope, this.sealer.lookupDigest(scope, key))
+  private async find(scope: string, key: string): Promise<{ row: IdempotencyRow; body: () => string } | undefined> {
+    const byDigest = await this.repo.find(scope, this.sealer.lookupDigest(scope, key))
     if (byDigest !== undefined) return { row: byDigest, body: () => this.sealer.unseal(scope, key, byDigest.response_body) }
-    const legacy = this.repo.find(scope, key)
+    const legacy = await this.repo.find(scope, key)
     if (legacy === undefined || legacy.response_body.startsWith(SEALED)) return undefined
-    this.sealRows([legacy])
+    await this.sealRows([legacy])
     return { row: legacy, body: () => legacy.response_body }
   }
 
-  /** Runs `fn` in one transaction (a savepoint inside an open one): a create and its record commit together. */
-  private transaction<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn)()
-  }
-
-  lookup(req: IdempotencyRequest): IdempotencyLookup {
-    this.sealLegacyOnce()
-    const found = this.find(req.scope, req.key)
+  async lookup(req: IdempotencyRequest): Promise<IdempotencyLookup> {
+    await this.sealLegacyOnce()
+    const found = await this.find(req.scope, req.key)
     if (found === undefined || found.row.created_at <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
     const { row } = found
     if (row.method !== req.method || row.path !== req.path || row.body_hash !== req.bodyHash) return { kind: 'mismatch' }
     return { kind: 'replay', status: row.status, body: found.body() }
   }
 
-  save(req: IdempotencyRequest, status: number, responseBody: string): void {
-    this.sealLegacyOnce()
+  /**
+   * Stores the response in the caller's transaction. A live record of the same key stored
+   * meanwhile (the same key sent to another replica at the same moment) makes this a 409, which
+   * rolls back the write it would have answered for: one write per key, whatever the replica.
+   */
+  async save(req: IdempotencyRequest, status: number, responseBody: string): Promise<void> {
+    await this.sealLegacyOnce()
     const now = this.clock()
-    this.repo.upsert({
-      scope: req.scope,
-      key: this.sealer.lookupDigest(req.scope, req.key),
-      agent_id: req.agentId,
-      method: req.method,
-      path: req.path,
-      body_hash: req.bodyHash,
-      status,
-      response_body: this.sealer.seal(req.scope, req.key, responseBody),
-      created_at: now,
-    })
+    const stored = await this.repo.claim(
+      {
+        scope: req.scope,
+        key: this.sealer.lookupDigest(req.scope, req.key),
+        agent_id: req.agentId,
+        method: req.method,
+        path: req.path,
+        body_hash: req.bodyHash,
+        status,
+        response_body: this.sealer.seal(req.scope, req.key, responseBody),
+        created_at: now,
+      },
+      now - IDEMPOTENCY_TTL_MS,
+    )
+    if (!stored) throw conflict('A request with this Idempotency-Key was completed meanwhile; send it again to get its response.')
     // Prune on every 100th save.
-    if (++this.#sinceLastPrune >= 100) this.prune()
+    if (++this.#sinceLastPrune >= 100) await this.prune()
   }
 
-  prune(): number {
+  prune(): Promise<number> {
     this.#sinceLastPrune = 0
     return this.repo.deleteOlderThan(this.clock() - IDEMPOTENCY_TTL_MS)
   }

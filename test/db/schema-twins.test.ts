@@ -5,9 +5,9 @@ import * as pg from '../../src/db/pg-schema/index.js'
 import * as sqlite from '../../src/db/schema/index.js'
 
 // What one dialect has and the other must not: SQLite's FTS5 bookkeeping and its legacy journal,
-// PostgreSQL's generated search documents.
+// PostgreSQL's generated search documents and its shared rate-limit counts.
 const SQLITE_ONLY = ['session_ops', 'reminder_doc_blocks', 'reminders.doc_id']
-const PG_ONLY = ['reminders.search_doc', 'reminders.context_doc']
+const PG_ONLY = ['reminders.search_doc', 'reminders.context_doc', 'rate_limits']
 
 function shape(tables: Array<{ name: string; columns: Array<{ name: string; notNull: boolean }> }>, only: string[]) {
   const out: Record<string, string[]> = {}

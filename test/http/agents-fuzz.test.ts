@@ -15,21 +15,21 @@ interface World {
   victims: { agent: string; keys: string[] }[]
 }
 
-function victim(t: TestApp): { agent: string; keys: string[] } {
+async function victim(t: TestApp): Promise<{ agent: string; keys: string[] }> {
   const agents = t.app.services.agents
-  const { id } = agents.create('victim')
-  const first = t.handle.sqlite.prepare('SELECT id FROM api_keys WHERE agent_id = ?').pluck().get(id) as string
-  return { agent: id, keys: [first, agents.createKey(id).id] }
+  const { id } = await agents.create('victim')
+  const first = (await t.db.get<{ id: string }>('SELECT id FROM api_keys WHERE agent_id = ?', [id]))!.id
+  return { agent: id, keys: [first, (await agents.createKey(id)).id] }
 }
 
 async function world(env?: Record<string, string | undefined>): Promise<World> {
   const t = await buildTestApp(env ? { env } : {})
-  return { t, apiKey: (await t.createAgent('bystander')).apiKey, victims: [victim(t), victim(t)] }
+  return { t, apiKey: (await t.createAgent('bystander')).apiKey, victims: [await victim(t), await victim(t)] }
 }
 
-function refresh(w: World): void {
-  const exists = w.t.handle.sqlite.prepare('SELECT 1 FROM agents WHERE id = ?').pluck()
-  w.victims = w.victims.map((v) => (exists.get(v.agent) ? v : victim(w.t)))
+async function refresh(w: World): Promise<void> {
+  const exists = async (id: string) => (await w.t.db.get('SELECT 1 FROM agents WHERE id = ?', [id])) !== undefined
+  w.victims = await Promise.all(w.victims.map(async (v) => ((await exists(v.agent)) ? v : victim(w.t))))
 }
 
 const routes = (w: World): FuzzRoute[] => [
@@ -78,7 +78,7 @@ it('a key is revoked only through its own agent: another agent id is a 404 and t
   const [v1, v2] = w.victims as [World['victims'][0], World['victims'][0]]
   const res = await w.t.app.inject({ method: 'DELETE', url: `/v1/agents/${v1.agent}/keys/${v2.keys[0]}`, headers: w.t.adminHeaders })
   expect(res.statusCode).toBe(404)
-  expect(w.t.handle.sqlite.prepare('SELECT count(*) FROM api_keys WHERE id = ?').pluck().get(v2.keys[0])).toBe(1)
+  expect(await w.t.db.get('SELECT count(*) AS n FROM api_keys WHERE id = ?', [v2.keys[0]])).toEqual({ n: 1 })
 })
 
 it('the typed agent template is accepted, and a wrongly typed name is a 400 that stores nothing', async () => {

@@ -12,7 +12,7 @@ describe('agents (admin)', () => {
     expect(body).toEqual({ id: expect.stringMatching(/^agt_/), name: 'planner', api_key: expect.stringMatching(/^gk_[A-Za-z0-9_-]{43}$/), created_at: expect.any(String) })
     expect(new Date(body.created_at).toISOString()).toBe(body.created_at)
     expect(app.services.agents.authenticate(body.api_key)).toBe(body.id)
-    const stored = handle.sqlite.prepare('SELECT key_hash FROM api_keys').all() as { key_hash: string }[]
+    const stored = await handle.db.all<{ key_hash: string }>('SELECT key_hash FROM api_keys')
     expect(stored).toHaveLength(1)
     expect(stored[0]!.key_hash).not.toContain(body.api_key.slice(3))
   })
@@ -57,7 +57,7 @@ describe('agents (admin)', () => {
     expect(again.statusCode).toBe(404)
 
     expect((await app.inject({ method: 'DELETE', url: `/v1/agents/${a.id}`, headers: adminHeaders })).statusCode).toBe(204)
-    expect(handle.sqlite.prepare('SELECT count(*) AS n FROM api_keys').get()).toEqual({ n: 0 })
+    expect(await handle.db.get('SELECT count(*) AS n FROM api_keys')).toEqual({ n: 0 })
     expect(app.services.agents.authenticate(a.apiKey)).toBeUndefined()
   })
 
@@ -167,7 +167,7 @@ describe('Idempotency-Key', () => {
 
     now += 24 * 3600 * 1000 + 1
     expect(app.services.idempotency.prune()).toBe(1)
-    expect(handle.sqlite.prepare('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
+    expect(await handle.db.get('SELECT count(*) AS n FROM idempotency_keys')).toEqual({ n: 0 })
   })
 
   it('answers 409 to a concurrent duplicate while the first request is still running', async () => {
@@ -178,7 +178,7 @@ describe('Idempotency-Key', () => {
       runs++
       await new Promise((r) => setTimeout(r, 50))
       // An idempotent route runs its write in the request's unit of work, which stores the record.
-      return reply.code(201).send(request.uow.run(() => ({ id: `thing_${runs}` })))
+      return reply.code(201).send(await request.uow.run(async () => ({ id: `thing_${runs}` })))
     })
     const headers = { ...a.headers, 'idempotency-key': 'same' }
     const [first, second] = await Promise.all([

@@ -133,13 +133,15 @@ export function wrongType(value: Scalar): fc.Arbitrary<unknown> {
 }
 
 /** Every row of every table (FTS shadow tables, idempotency keys and the webhook outbox included). */
-export function dumpDb(t: TestApp): Record<string, unknown[]> {
-  const sqlite = t.handle.sqlite
-  const tables = sqlite
-    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")
-    .pluck()
-    .all() as string[]
-  return Object.fromEntries(tables.map((n) => [n, sqlite.prepare(`SELECT * FROM "${n}"`).all()]))
+export async function dumpDb(t: TestApp): Promise<Record<string, unknown[]>> {
+  const tables =
+    t.db.dialect === 'sqlite'
+      ? "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"
+      : "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
+  const names = (await t.db.all<{ name: string }>(tables)).map((r) => r.name)
+  // A stable row order: PostgreSQL's heap order moves with updates.
+  const rows = async (n: string) => (await t.db.all<Record<string, unknown>>(`SELECT * FROM "${n}"`)).map((r) => JSON.stringify(r)).sort()
+  return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await rows(n)] as const)))
 }
 
 export interface FuzzRequest {
@@ -156,7 +158,7 @@ export interface FuzzRequest {
  * a rejected request leaves every table as it was. Returns the status.
  */
 export async function expectSafe(t: TestApp, req: FuzzRequest): Promise<number> {
-  const before = dumpDb(t)
+  const before = await dumpDb(t)
   const res = await t.app.inject({
     method: req.method,
     url: req.url,
@@ -168,7 +170,7 @@ export async function expectSafe(t: TestApp, req: FuzzRequest): Promise<number> 
   if (res.statusCode >= 400) {
     expect(res.headers['content-type'], what).toContain('application/problem+json')
     expect(res.json(), what).toMatchObject({ status: res.statusCode, type: expect.any(String), detail: expect.any(String) })
-    expect(dumpDb(t), what).toEqual(before)
+    expect(await dumpDb(t), what).toEqual(before)
   }
   return res.statusCode
 }
@@ -282,7 +284,7 @@ export async function fuzzWrongTypes(
     .chain((route) => fc.constantFrom(...leaves(route.payload, opts.skip)).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
   await fc.assert(
     fc.asyncProperty(mutated, async ({ route, leaf, bad }) => {
-      const before = dumpDb(t)
+      const before = await dumpDb(t)
       const payload = withLeaf(route.payload, leaf.path, bad)
       const res = await t.app.inject({ method: route.method, url: route.url, headers, payload })
       const what = `${route.method} ${route.url} ${JSON.stringify(payload)} → ${res.body}`
@@ -290,7 +292,7 @@ export async function fuzzWrongTypes(
       expect(res.headers['content-type'], what).toContain('application/problem+json')
       const key = String(leaf.path.findLast((k) => typeof k === 'string'))
       expect(res.json().errors?.some((e: { path: string }) => e.path.includes(key)), what).toBe(true)
-      expect(dumpDb(t), what).toEqual(before)
+      expect(await dumpDb(t), what).toEqual(before)
     }),
     { numRuns: fuzzRuns(opts.numRuns) },
   )

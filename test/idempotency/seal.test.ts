@@ -4,6 +4,9 @@ import { buildTestApp } from '../helpers.js'
 
 type Row = Record<string, unknown>
 
+const LEGACY_INSERT =
+  'INSERT INTO idempotency_keys (scope, key, agent_id, method, path, body_hash, status, response_body, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)'
+
 const everything = (rows: Row[]) => rows.map((r) => Object.values(r).join('\u0001')).join('\n')
 
 describe('Idempotency-Key records are sealed', () => {
@@ -17,7 +20,7 @@ describe('Idempotency-Key records are sealed', () => {
     const apiKey = first.json().api_key as string
     expect(apiKey).toMatch(/^gk_/)
 
-    const stored = everything(handle.sqlite.prepare('SELECT * FROM idempotency_keys').all() as Row[])
+    const stored = everything(await handle.db.all<Row>('SELECT * FROM idempotency_keys'))
     expect(stored).not.toBe('')
     expect(stored).not.toContain(apiKey)
     expect(stored).not.toContain(apiKey.slice(3, 20))
@@ -33,9 +36,7 @@ describe('Idempotency-Key records are sealed', () => {
     const first = await buildTestApp()
     const { handle } = first
     const legacyBody = '{"id":"agt_legacy0000000000000000000","name":"x","api_key":"gk_legacy_plaintext_secret"}'
-    handle.sqlite
-      .prepare('INSERT INTO idempotency_keys (scope, key, agent_id, method, path, body_hash, status, response_body, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)')
-      .run('admin', 'legacy-1', 'POST', '/v1/agents', hashBody({ name: 'x' }), 201, legacyBody, Date.now())
+    await handle.db.run(LEGACY_INSERT, ['admin', 'legacy-1', 'POST', '/v1/agents', hashBody({ name: 'x' }), 201, legacyBody, Date.now()])
 
     // A new app on the same database seals what it finds when it first looks.
     const second = await buildTestApp({ handle })
@@ -48,8 +49,8 @@ describe('Idempotency-Key records are sealed', () => {
     expect(replay.statusCode).toBe(201)
     expect(replay.headers['idempotent-replayed']).toBe('true')
     expect(replay.payload).toBe(legacyBody)
-    expect(second.app.services.agents.count()).toBe(0)
-    const stored = everything(handle.sqlite.prepare('SELECT * FROM idempotency_keys').all() as Row[])
+    expect(await second.app.services.agents.count()).toBe(0)
+    const stored = everything(await handle.db.all<Row>('SELECT * FROM idempotency_keys'))
     expect(stored).not.toContain('legacy-1')
     expect(stored).not.toContain('gk_legacy_plaintext_secret')
   })
@@ -76,13 +77,11 @@ describe('Idempotency-Key records are sealed', () => {
     const send = (key: string) => app.inject({ method: 'POST', url: '/v1/agents', headers: { ...adminHeaders, 'idempotency-key': key }, payload: { name: 'x' } })
     expect((await send('fresh-1')).statusCode).toBe(201) // the one-time pass has run
     const legacyBody = '{"id":"agt_late0000000000000000000000","name":"x","api_key":"gk_late_plaintext_secret"}'
-    handle.sqlite
-      .prepare('INSERT INTO idempotency_keys (scope, key, agent_id, method, path, body_hash, status, response_body, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)')
-      .run('admin', 'late-1', 'POST', '/v1/agents', hashBody({ name: 'x' }), 201, legacyBody, Date.now())
+    await handle.db.run(LEGACY_INSERT, ['admin', 'late-1', 'POST', '/v1/agents', hashBody({ name: 'x' }), 201, legacyBody, Date.now()])
     const replay = await send('late-1')
     expect(replay.headers['idempotent-replayed']).toBe('true')
     expect(replay.payload).toBe(legacyBody)
-    expect(everything(handle.sqlite.prepare('SELECT * FROM idempotency_keys').all() as Row[])).not.toContain('gk_late_plaintext_secret')
+    expect(everything(await handle.db.all<Row>('SELECT * FROM idempotency_keys'))).not.toContain('gk_late_plaintext_secret')
     expect((await send('late-1')).payload).toBe(legacyBody)
   })
 
@@ -91,7 +90,7 @@ describe('Idempotency-Key records are sealed', () => {
     const { app, handle, adminHeaders } = await buildTestApp({ env: { GOALKEEPER_IDEMPOTENCY_SECRET: secret } })
     const headers = { ...adminHeaders, 'idempotency-key': 'k-1' }
     const first = await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: { name: 'x' } })
-    const { key } = handle.sqlite.prepare('SELECT key FROM idempotency_keys').get() as { key: string }
+    const { key } = (await handle.db.get<{ key: string }>('SELECT key FROM idempotency_keys'))!
     expect(key).toBe(new Sealer(secret).lookupDigest('admin', 'k-1'))
     expect(key).not.toBe(new Sealer().lookupDigest('admin', 'k-1'))
     expect((await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: { name: 'x' } })).payload).toBe(first.payload)

@@ -12,25 +12,35 @@ declare module 'vitest' {
   }
 }
 
-let cluster: PgCluster | undefined
+// Each test project (vitest.config.ts) runs this setup; they share one cluster through the main process's globals.
+const shared = globalThis as { goalkeeperPg?: { cluster: Promise<PgCluster | undefined>; users: number } }
 
-/** One cluster for the whole run; each test file makes its own database in it (./database.ts). */
+/** One cluster for the whole run; each test makes its own database in it (./database.ts). */
 export async function setup(project: TestProject): Promise<void> {
+  shared.goalkeeperPg ??= { cluster: startShared(), users: 0 }
+  shared.goalkeeperPg.users++
+  const cluster = await shared.goalkeeperPg.cluster
+  project.provide('pgUrl', cluster?.url ?? null)
+}
+
+export async function teardown(): Promise<void> {
+  const entry = shared.goalkeeperPg
+  if (entry === undefined || --entry.users > 0) return
+  shared.goalkeeperPg = undefined
+  ;(await entry.cluster)?.stop()
+}
+
+async function startShared(): Promise<PgCluster | undefined> {
   const bin = findPgBin()
   if (bin === undefined) {
     // Under CI a missing PostgreSQL is a failure, never a silent skip.
     if (process.env.CI === 'true') throw new Error(`CI=true but no PostgreSQL server binaries: ${HOW_TO_ENABLE}.`)
     console.warn(`PostgreSQL tests skipped: to run them, ${HOW_TO_ENABLE}.`)
-    project.provide('pgUrl', null)
-    return
+    return undefined
   }
-  cluster = await startPgCluster(bin)
+  const cluster = await startPgCluster(bin)
   await createTemplate(cluster.url)
-  project.provide('pgUrl', cluster.url)
-}
-
-export function teardown(): void {
-  cluster?.stop()
+  return cluster
 }
 
 /** A migrated database that each test's database is copied from (`CREATE DATABASE … TEMPLATE`): far faster than migrating each. */

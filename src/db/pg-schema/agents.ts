@@ -36,3 +36,17 @@ export const idempotencyKeys = pgTable(
   },
   (t) => [primaryKey({ columns: [t.scope, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
 )
+
+/**
+ * PostgreSQL only: request counts per caller and window, shared by every replica so the rate
+ * limit is global (src/http/plugins/rate-limit-store.ts). One SQLite process counts in memory.
+ */
+export const rateLimits = pgTable(
+  'rate_limits',
+  {
+    key: text('key').primaryKey(),
+    count: integer('count').notNull(),
+    windowEnds: ms('window_ends').notNull(),
+  },
+  (t) => [index('rate_limits_window_ends_idx').on(t.windowEnds)],
+)
