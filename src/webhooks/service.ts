@@ -184,9 +184,10 @@ export class WebhooksService {
   async sendTest(agentId: string, id: string): Promise<{ message_id: string }> {
     await this.row(agentId, id)
     const now = this.clock()
-    const r = await this.outbox.enqueue(agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, {
-      onlyWebhookId: id,
-    })
+    // The message and its delivery commit together.
+    const r = await this.db.transaction(() =>
+      this.outbox.enqueue(agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, { onlyWebhookId: id }),
+    )
     return { message_id: r.message_id }
   }
 
