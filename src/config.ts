@@ -39,6 +39,7 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 15000, minimum: 1, maximum: MAX_TIMEOUT_MS }),
   GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: Type.Boolean({ default: false }),
   GOALKEEPER_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 6000, minimum: 0, maximum: MAX_RATE_LIMIT_PER_MINUTE }),
+  GOALKEEPER_LEASE_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: MAX_TIMEOUT_MS }),
   GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ default: 120, exclusiveMinimum: 0, maximum: MAX_DISABLE_AFTER_HOURS }),
   GOALKEEPER_LLM_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   GOALKEEPER_LLM_API_KEY: Type.Optional(Type.String()),
@@ -88,6 +89,11 @@ export interface Config {
     disableAfterHours: number
   }
   rateLimitPerMinute: number
+  /**
+   * How long a replica's claim on due work (a reminder occurrence, a delivery beyond its attempt's
+   * timeout) keeps it from the others: the delay before a crashed replica's work is taken over.
+   */
+  leaseMs: number
   /** Present only when GOALKEEPER_LLM_URL is set: step verification stays heuristic otherwise. */
   llm: LlmConfig | undefined
   /** Present only when GOALKEEPER_EMBEDDINGS_URL is set: sessions may then choose `similarity: embeddings`. */
@@ -171,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       disableAfterHours: e.GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS,
     },
     rateLimitPerMinute: e.GOALKEEPER_RATE_LIMIT_PER_MINUTE,
+    leaseMs: e.GOALKEEPER_LEASE_MS,
     llm: e.GOALKEEPER_LLM_URL
       ? {
           url: e.GOALKEEPER_LLM_URL,

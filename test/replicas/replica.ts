@@ -1,0 +1,68 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, statSync } from 'node:fs'
+import { freePort } from '../free-port.js'
+
+/** A real goalkeeper process (`node dist/server.js`) on a PostgreSQL database: the replica test and benchmark start several. */
+export interface Replica {
+  url: string
+  child: ChildProcess
+  /** What the process printed on stderr (a replica that dies says why here). */
+  stderr: string[]
+  /** SIGKILL: no shutdown hook runs, claims stay as they were. */
+  kill(): void
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>
+}
+
+export const ADMIN_TOKEN = 'replica-admin-token-0123456789'
+
+/** Compiles src/ into dist/ (tsc only: the dashboard bundle is not needed here). */
+export function buildServer(): void {
+  const res = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { encoding: 'utf8' })
+  if (res.status !== 0 || !existsSync('dist/server.js') || statSync('dist/server.js').size === 0) {
+    throw new Error(`building dist/ failed (${res.status}): ${res.stdout}${res.stderr}`)
+  }
+}
+
+export async function startReplica(databaseUrl: string, env: Record<string, string> = {}): Promise<Replica> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GOALKEEPER_DATABASE_URL: databaseUrl,
+      GOALKEEPER_ADMIN_TOKEN: ADMIN_TOKEN,
+      GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0',
+      GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  const stderr: string[] = []
+  child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`replica exited (${child.exitCode}): ${stderr.join('')}`)
+    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false)
+    if (ready) break
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`replica not ready within 30 s: ${stderr.join('')}`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return {
+    url,
+    child,
+    stderr,
+    kill: () => child.kill('SIGKILL'),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
