@@ -59,6 +59,9 @@ const CLAIM_PG = `WITH due AS (
 
 const RELEASE_ALL = `UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = @now
   WHERE state = 'pending' AND claimed_at IS NOT NULL`
+// A claim given back unsent (shutdown): due at once, for any dispatcher, unless it changed hands meanwhile.
+const RELEASE_ONE = `UPDATE webhook_deliveries SET claimed_at = NULL, next_attempt_at = @now
+  WHERE id = @id AND state = 'pending' AND attempts = @attempts AND claimed_at = @claimedAt`
 const INSERT_ATTEMPT = `INSERT INTO webhook_attempts (id, agent_id, webhook_id, message_id, event_type, attempt, status_code, error,
     duration_ms, created_at, next_attempt_at)
   VALUES (@id, @agentId, @webhookId, @messageId, @eventType, @attempt, @statusCode, @error, @durationMs, @createdAt, @next)`
@@ -125,6 +128,11 @@ export class DeliveryStore {
   async releaseStaleClaims(nowMs: number): Promise<number> {
     if (this.db.dialect === 'postgres') return 0
     return this.db.run(RELEASE_ALL, { now: nowMs })
+  }
+
+  /** Gives back a claim whose delivery was abandoned unrecorded (shutting down): others need not wait for its lease. */
+  async release(d: ClaimedDelivery, nowMs: number): Promise<boolean> {
+    return (await this.db.run(RELEASE_ONE, { id: d.id, attempts: d.attempts, claimedAt: d.claimedAt, now: nowMs })) > 0
   }
 
   private async recordOne(d: ClaimedDelivery, r: AttemptRecord): Promise<void> {

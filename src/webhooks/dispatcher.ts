@@ -135,8 +135,8 @@ export class Dispatcher {
 
   /**
    * Stops claiming, lets in-flight deliveries finish for up to `graceMs`, then aborts the rest.
-   * Aborted deliveries are not recorded: they stay claimed and go out again once their lease ends
-   * (on SQLite, at the next start).
+   * Aborted deliveries are not recorded: their claims are given back, so the next dispatcher to
+   * pump (another replica, or this one's next start) sends them again.
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true
@@ -207,7 +207,12 @@ export class Dispatcher {
       outcome = classifyStatus(statusCode, Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null), this.clock())
       if (outcome.kind !== 'success') error = statusCode >= 300 && statusCode < 400 ? 'redirect not followed' : `HTTP ${statusCode}`
     } catch (err) {
-      if (this.abort.signal.aborted) return // shutting down: leave the claim for the next process
+      if (this.abort.signal.aborted) {
+        // Shutting down: the attempt is not recorded, and its claim goes back (the request may have
+        // arrived: a receiver may see this webhook-id again, as at-least-once allows).
+        await this.store.release(d, this.clock()).catch(this.onError)
+        return
+      }
       outcome = { kind: 'retry', retryAfterMs: null }
       error = describeError(err, this.settings.timeoutMs)
     }

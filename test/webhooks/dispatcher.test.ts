@@ -4,7 +4,6 @@ import { generateSecret } from '../../src/webhooks/sign.js'
 import { Receiver } from './receiver.js'
 import { setup, type WebhookEnv } from './fixtures.js'
 import { verify } from './verify.js'
-import { backend } from '../helpers.js'
 
 let rx: Receiver
 let env: WebhookEnv
@@ -235,60 +234,5 @@ describe('dispatcher', () => {
     expect(String(later.headers['webhook-signature']).split(' ')).toHaveLength(1)
     expect(verify(secret, later)).toBeTruthy()
     expect(() => verify(w.secret, later)).toThrow()
-  })
-
-  // One process owns a SQLite file, so at start every claim is a dead process's.
-  it.skipIf(backend === 'postgres')('a claim left by a crashed process is released at start and delivered once', async () => {
-    await env.service.create('agt_a', { url: rx.url })
-    await fire()
-    expect(await env.dispatcher.store.claim(env.clock.now, 10)).toHaveLength(1)
-    // Claimed: invisible to further claims until the lease ends.
-    expect(await env.dispatcher.store.claim(env.clock.now, 10)).toHaveLength(0)
-    expect(await env.dispatcher.recover()).toBe(1)
-    await env.dispatcher.runDue()
-    await env.dispatcher.runDue()
-    expect(rx.received).toHaveLength(1)
-  })
-
-  it('a claim whose lease ran out goes out again, once, and its late claimer records nothing', async () => {
-    await env.service.create('agt_a', { url: rx.url })
-    const { message_id } = await fire()
-    const [dead] = await env.dispatcher.store.claim(env.clock.now, 10)
-    expect(dead).toMatchObject({ messageId: message_id, attempts: 0 })
-    await env.dispatcher.runDue()
-    expect(rx.received).toHaveLength(0)
-    // The default lease: the timeout plus 30 s.
-    env.advance(env.settings.timeoutMs + 30_000)
-    await env.dispatcher.runDue()
-    await env.dispatcher.runDue()
-    expect(rx.received.map((r) => r.headers['webhook-id'])).toEqual([message_id])
-    await env.dispatcher.store.record(dead!, {
-      id: 'evt_late',
-      outcome: { kind: 'retry', retryAfterMs: null },
-      statusCode: 500,
-      error: 'HTTP 500',
-      durationMs: 1,
-      createdAt: env.clock.now,
-      nowMs: env.clock.now,
-    })
-    expect(await env.deliveryRows()).toEqual([{ state: 'succeeded', attempts: 1, next: null, claimed: null }])
-    expect(await env.count('webhook_attempts')).toBe(1)
-  })
-
-  it('stop() lets in-flight deliveries finish and claims nothing new', async () => {
-    await env.service.create('agt_a', { url: rx.url })
-    rx.responder = (_n, res) => {
-      setTimeout(() => {
-        res.statusCode = 204
-        res.end()
-      }, 200)
-    }
-    await fire()
-    expect(await env.dispatcher.pump()).toBe(1)
-    await fire()
-    await env.dispatcher.stop(5_000)
-    expect(await env.dispatcher.pump()).toBe(0)
-    expect(rx.received).toHaveLength(1)
-    expect((await env.deliveryRows()).map((r) => r.state).sort()).toEqual(['pending', 'succeeded'])
   })
 })
