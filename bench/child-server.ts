@@ -186,6 +186,10 @@ export interface GoalkeeperOptions {
   logLevel?: string
   /** Run src/server.ts through tsx instead of the compiled dist/server.js (quick looks; adds a loader thread's memory). */
   fromSource?: boolean
+  /** PostgreSQL instead of a fresh SQLite file (GOALKEEPER_DATABASE_URL). */
+  databaseUrl?: string | undefined
+  /** More environment variables for the server. */
+  env?: Record<string, string>
 }
 
 /** The real goalkeeper server on a fresh SQLite file in a temp dir, rate limit off. */
@@ -206,9 +210,11 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
       HOST: '127.0.0.1',
       PORT: String(port),
       GOALKEEPER_DB: join(dir, 'goalkeeper.db'),
+      ...(opts.databaseUrl === undefined ? {} : { GOALKEEPER_DATABASE_URL: opts.databaseUrl }),
       GOALKEEPER_ADMIN_TOKEN: ADMIN_TOKEN,
       GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: opts.logLevel ?? 'warn',
+      ...opts.env,
     },
   })
   return {
@@ -221,8 +227,11 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
   }
 }
 
-/** The baseline: bare Fastify, one prepared SQLite insert per POST, same pragmas (bench/baseline-server.ts). */
-export async function startBaseline(): Promise<ChildServer> {
+/**
+ * The baseline: bare Fastify, one prepared SQLite insert per POST, same pragmas; or with `pgUrl`
+ * one `pg` INSERT per POST on a pool as large as goalkeeper's (bench/baseline-server.ts).
+ */
+export async function startBaseline(pgUrl?: string): Promise<ChildServer> {
   const dir = tempDir('goalkeeper-baseline-')
   const port = await freePort()
   const server = await spawnServer({
@@ -230,7 +239,7 @@ export async function startBaseline(): Promise<ChildServer> {
     args: ['--import', 'tsx', 'bench/baseline-server.ts'],
     port,
     readyPath: '/ping',
-    env: { PORT: String(port), BASELINE_DB: join(dir, 'baseline.db') },
+    env: { PORT: String(port), BASELINE_DB: join(dir, 'baseline.db'), ...(pgUrl === undefined ? {} : { BASELINE_PG_URL: pgUrl }) },
   })
   return {
     ...server,

@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import pg from 'pg'
 import { freePort } from '../free-port.js'
 
 /**
@@ -80,4 +81,18 @@ export async function startPgCluster(bin: string, options: ClusterOptions = {}):
       }
     },
   }
+}
+
+/** Creates database `name` in the cluster at `clusterUrl` and returns its URL. */
+export async function createDatabaseIn(clusterUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: clusterUrl })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = new URL(clusterUrl)
+  url.pathname = `/${name}`
+  return url.toString()
 }

@@ -1,8 +1,7 @@
 import type { TestProject } from 'vitest/node'
-import pg from 'pg'
 import { runPgMigrations } from '../../src/db/pg-migrate.js'
 import { openPg } from '../../src/db/postgres.js'
-import { findPgBin, HOW_TO_ENABLE, startPgCluster, type PgCluster } from './cluster.js'
+import { createDatabaseIn, findPgBin, HOW_TO_ENABLE, startPgCluster, type PgCluster } from './cluster.js'
 import { TEMPLATE } from './template.js'
 
 declare module 'vitest' {
@@ -45,16 +44,7 @@ async function startShared(): Promise<PgCluster | undefined> {
 
 /** A migrated database that each test's database is copied from (`CREATE DATABASE … TEMPLATE`): far faster than migrating each. */
 async function createTemplate(url: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  try {
-    await admin.query(`CREATE DATABASE ${TEMPLATE}`)
-  } finally {
-    await admin.end()
-  }
-  const target = new URL(url)
-  target.pathname = `/${TEMPLATE}`
-  const handle = openPg(target.toString(), { max: 1 })
+  const handle = openPg(await createDatabaseIn(url, TEMPLATE), { max: 1 })
   try {
     await runPgMigrations(handle)
   } finally {
