@@ -71,7 +71,7 @@ async function run(episodes: Episode[], s: Setting): Promise<Tally> {
   const handle = openDb(':memory:')
   runMigrations(handle)
   const app = await buildApp({ config: loadConfig({ GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0', GOALKEEPER_DB: ':memory:' }), handle, logger: false })
-  const { api_key } = app.services.agents.create('bench')
+  const { api_key } = await app.services.agents.create('bench')
   const headers = { authorization: `Bearer ${api_key}` }
   const t: Tally = {
     steps: 0, loopSteps: 0, loops: Object.fromEntries(LOOP_KINDS.map((k) => [k, 0])) as Record<LoopKind, number>, stalls: 0, runaways: 0, actions: {},

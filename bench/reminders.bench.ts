@@ -3,8 +3,9 @@
  * - search: 100,000 reminders of one agent (plus 20,000 of other agents sharing the FTS index),
  *   two-word queries from the same vocabulary, in-process `ReminderSearch.search` calls.
  * - turn start: 1,000 reminders for the agent (mostly future scheduled / recurring, 150 context
- *   triggers, ~20 due), in-process `TurnsService.start` calls; each turn runs inside
- *   BEGIN … ROLLBACK so every iteration sees the same state (the rollback is inside the timing).
+ *   triggers, ~20 due), in-process `TurnsService.start` calls; each turn runs inside a
+ *   transaction rolled back afterwards so every iteration sees the same state (the rollback is
+ *   inside the timing).
  * - turn start with a session: the same, plus a session's goal reminder and recitation.
  * Targets: search p50 ≤ 2 ms and p99 ≤ 10 ms; turn start p99 ≤ 10 ms. The machine is shared, so
  * expect noise; percentiles are over many iterations.
@@ -72,10 +73,10 @@ function percentiles(samples: number[]): { p50: number; p99: number; n: number }
  */
 const wall: number[] = []
 const cpu: number[] = []
-function timeMs(fn: () => void): number {
+async function timeMs(fn: () => unknown): Promise<number> {
   const c0 = process.cpuUsage()
   const t0 = process.hrtime.bigint()
-  fn()
+  await fn()
   const w = Number(process.hrtime.bigint() - t0) / 1e6
   const c = process.cpuUsage(c0)
   wall.push(w)
@@ -96,17 +97,17 @@ const clock = () => NOW
 function setup() {
   const h = openDb(':memory:')
   runMigrations(h)
-  const settings = new SettingsService(h.sqlite, clock)
-  const reminders = new RemindersService(h.sqlite, settings, clock)
+  const settings = new SettingsService(h.db, clock)
+  const reminders = new RemindersService(h.db, settings, clock)
   return { h, settings, reminders, search: new ReminderSearch(reminders.store), turns: new TurnsService(reminders, new ReminderSearch(reminders.store), clock) }
 }
 
 /** Bulk load through the store (the service's per-create quota count would dominate a 100k load). */
-function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (i: number) => Partial<ReminderRow>): void {
-  ctx.h.sqlite.prepare('INSERT OR IGNORE INTO agents (id, name, created_at) VALUES (?, ?, 0)').run(agentId, agentId)
-  ctx.h.sqlite.transaction(() => {
+async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (i: number) => Partial<ReminderRow>): Promise<void> {
+  await ctx.h.db.run('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [agentId, agentId])
+  await ctx.h.db.transaction(async () => {
     for (let i = 0; i < n; i++) {
-      ctx.reminders.store.insert({
+      await ctx.reminders.store.insert({
         id: newId('rem', NOW - n + i), agent_id: agentId, session_id: null, title: words(4), body: words(14),
         trigger_type: 'scheduled', trigger_at: NOW + 86_400_000 + i, trigger_cron: null, trigger_timezone: null,
         trigger_pattern: null, status: 'pending', priority: 'normal', context_tags: JSON.stringify([word()]),
@@ -115,33 +116,33 @@ function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (
         ...make(i),
       })
     }
-  })()
+  })
 }
 
 // --- search over 100k ---
 {
   const ctx = setup()
   const t0 = Date.now()
-  bulk(ctx, 'agt_big', 100_000, () => ({}))
-  for (let a = 0; a < 4; a++) bulk(ctx, `agt_other${a}`, 5_000, () => ({}))
+  await bulk(ctx, 'agt_big', 100_000, () => ({}))
+  for (let a = 0; a < 4; a++) await bulk(ctx, `agt_other${a}`, 5_000, () => ({}))
   const loadS = (Date.now() - t0) / 1000
   const queries = Array.from({ length: 3000 }, () => words(2))
-  for (let i = 0; i < 300; i++) ctx.search.search('agt_big', queries[i % queries.length] as string, 20)
+  for (let i = 0; i < 300; i++) await ctx.search.search('agt_big', queries[i % queries.length] as string, 20)
   wall.length = 0
   cpu.length = 0
   let hits = 0
-  for (const q of queries) timeMs(() => { hits += ctx.search.search('agt_big', q, 20).items.length })
+  for (const q of queries) await timeMs(async () => { hits += (await ctx.search.search('agt_big', q, 20)).items.length })
   report('search, 100,000 reminders (+20,000 of other agents), 2-word queries, limit 20', `avg ${(hits / queries.length).toFixed(1)} hits; load ${loadS.toFixed(1)} s`)
-  ctx.h.close()
+  await ctx.h.close()
 }
 
 // --- turn start with 1,000 reminders ---
 {
   const ctx = setup()
-  ctx.h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_t', 't', 0)").run()
-  ctx.settings.put('agt_t', { max_reminders: 5000 })
+  await ctx.h.db.run("INSERT INTO agents (id, name, created_at) VALUES ('agt_t', 't', 0)")
+  await ctx.settings.put('agt_t', { max_reminders: 5000 })
   const patterns: string[] = []
-  bulk(ctx, 'agt_t', 1000, (i) => {
+  await bulk(ctx, 'agt_t', 1000, (i) => {
     if (i < 20) return { trigger_at: NOW - 60_000 * (i + 1), next_fire_at: NOW - 60_000 * (i + 1), priority: i % 3 ? 'normal' : 'urgent' }
     if (i < 170) {
       const p = words(2)
@@ -154,34 +155,39 @@ function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (
   // Messages: 30 words of chatter, a third of them mentioning a context pattern.
   const messages = Array.from({ length: 2000 }, (_, i) => `${words(30)} ${i % 3 === 0 ? patterns[i % patterns.length] : ''}`)
   // Each turn rolls back, so every one of them sees the same reminders.
-  const rolledBack = <T>(fn: () => T): T => {
-    ctx.h.sqlite.exec('BEGIN')
-    try {
-      return fn()
-    } finally {
-      ctx.h.sqlite.exec('ROLLBACK')
-    }
+  const rollback = new Error('rollback')
+  const rolledBack = async <T>(fn: () => Promise<T>): Promise<T> => {
+    let out: T | undefined
+    await ctx.h.db
+      .transaction(async () => {
+        out = await fn()
+        throw rollback
+      })
+      .catch((err: unknown) => {
+        if (err !== rollback) throw err
+      })
+    return out as T
   }
   const run = (m: string) => rolledBack(() => ctx.turns.start('agt_t', { user_message: m }))
-  for (let i = 0; i < 200; i++) run(messages[i] as string)
+  for (let i = 0; i < 200; i++) await run(messages[i] as string)
   wall.length = 0
   cpu.length = 0
   let delivered = 0
-  for (const m of messages) timeMs(() => { delivered += run(m).reminders.length })
+  for (const m of messages) await timeMs(async () => { delivered += (await run(m)).reminders.length })
   report('turn start, 1,000 reminders, in-process TurnsService.start', `avg ${(delivered / messages.length).toFixed(1)} reminders injected`)
 
   // The same turns for a session with 50 steps behind it: its goal reminder and recitation come
   // through SessionsService.turnParts (a session write inside the turn's transaction).
-  const sessions = new SessionsService({ sqlite: ctx.h.sqlite, clock, metrics: createMetrics() })
+  const sessions = new SessionsService({ db: ctx.h.db, clock, metrics: createMetrics() })
   const sessionTurns = new TurnsService(ctx.reminders, new ReminderSearch(ctx.reminders.store), clock, sessions)
-  const sid = sessions.create('agt_t', { goal: 'Ship the billing service migration with tests and docs', plan: ['port the schema', 'move the endpoints', 'write tests', 'write docs'] }).id
+  const sid = (await sessions.create('agt_t', { goal: 'Ship the billing service migration with tests and docs', plan: ['port the schema', 'move the endpoints', 'write tests', 'write docs'] })).id
   for (let i = 0; i < 50; i++) await sessions.step('agt_t', sid, { description: `${words(8)} step ${i}`, output: 'ok' })
   const runSession = (m: string) => rolledBack(() => sessionTurns.start('agt_t', { user_message: m, session_id: sid }))
-  for (let i = 0; i < 200; i++) runSession(messages[i] as string)
+  for (let i = 0; i < 200; i++) await runSession(messages[i] as string)
   wall.length = 0
   cpu.length = 0
   let parts = 0
-  for (const m of messages) timeMs(() => { parts += runSession(m).parts.length })
+  for (const m of messages) await timeMs(async () => { parts += (await runSession(m)).parts.length })
   report('turn start with a session, 1,000 reminders', `avg ${(parts / messages.length).toFixed(1)} parts`)
-  ctx.h.close()
+  await ctx.h.close()
 }

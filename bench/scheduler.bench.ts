@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { openDb, type DbHandle } from '../src/db/client.js'
+import { openDb, type SqliteHandle } from '../src/db/client.js'
 import { runMigrations } from '../src/db/migrate.js'
 import { wallClock } from '../src/engine/clock.js'
 import { Ticker } from '../src/reminders/ticker.js'
@@ -48,22 +48,24 @@ async function startReceiver(): Promise<{ child: ChildProcess; port: number; ask
 }
 
 /** A fresh SQLite file with AGENTS agents, one webhook each pointing at the receiver. */
-async function freshDb(dir: string, name: string, port: number, send: (m: object) => void): Promise<DbHandle> {
+async function freshDb(dir: string, name: string, port: number, send: (m: object) => void): Promise<SqliteHandle> {
   const handle = openDb(join(dir, name))
   runMigrations(handle)
-  const svc = new WebhooksService(handle.sqlite, wallClock, settings)
+  const svc = new WebhooksService(handle.db, wallClock, settings)
   const secrets: Record<string, string> = {}
   for (let a = 0; a < AGENTS; a++) {
-    handle.sqlite.prepare('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0)').run(`agt_${a}`, `a${a}`)
+    await handle.db.run('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0)', [`agt_${a}`, `a${a}`])
     const w = await svc.create(`agt_${a}`, { url: `http://127.0.0.1:${port}/hook/${a}` })
     secrets[`/hook/${a}`] = w.secret
   }
+  // insertReminders writes on the raw connection: the group-commit batch must be closed first.
+  await handle.db.committed()
   send({ secrets })
   return handle
 }
 
 /** Inserts one-shot reminders straight into the table (the FTS triggers still run). */
-function insertReminders(handle: DbHandle, count: number, atOf: (i: number) => number, offset = 0): void {
+function insertReminders(handle: SqliteHandle, count: number, atOf: (i: number) => number, offset = 0): void {
   const ins = handle.sqlite.prepare(`INSERT INTO reminders (id, doc_id, agent_id, title, body, trigger_type, trigger_at,
     status, priority, context_tags, quiet_hours_exempt, missed_policy, created_at, updated_at, next_fire_at)
     VALUES (?, ?, ?, ?, '', 'scheduled', ?, 'pending', 'normal', '[]', 0, 'once', 0, 0, ?)`)
@@ -80,7 +82,7 @@ function insertReminders(handle: DbHandle, count: number, atOf: (i: number) => n
 }
 
 /** Moves reminders inserted at offsets from 0 to offsets from `base` (ids below `below`). */
-function shift(handle: DbHandle, base: number, below: string): void {
+function shift(handle: SqliteHandle, base: number, below: string): void {
   handle.sqlite
     .prepare('UPDATE reminders SET trigger_at = trigger_at + @base, next_fire_at = next_fire_at + @base WHERE id < @below')
     .run({ base, below })
@@ -95,8 +97,8 @@ async function burst(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>)
   const due = Math.ceil((Date.now() + 2_000) / 1000) * 1000
   shift(handle, due + 300, 'rem_0001')
   await rx.ask({ reset: true })
-  const dispatcher = new Dispatcher({ handle, settings, clock: wallClock, concurrency: 64 })
-  const ticker = new Ticker({ handle, clock: wallClock, dispatcher })
+  const dispatcher = new Dispatcher({ db: handle.db, settings, clock: wallClock, concurrency: 64 })
+  const ticker = new Ticker({ db: handle.db, clock: wallClock, dispatcher })
   ticker.start()
   let r: Report
   const deadline = due + 60_000
@@ -105,7 +107,7 @@ async function burst(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>)
     r = await rx.ask({})
   } while (r.valid + r.invalid < 10_000 && Date.now() < deadline)
   await ticker.stop(5_000)
-  handle.close()
+  await handle.close()
   console.log(
     `A. 100,000 stored, 10,000 due in one second: ${r.valid} delivered with valid signatures (${r.invalid} invalid) ` +
       `${((r.lastAt - (due + 300)) / 1000).toFixed(2)} s after their scheduled time (target ≤ 20 s); ` +
@@ -121,8 +123,8 @@ async function steady(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>
   const start = Date.now() + 2_000
   shift(handle, start, 'rem_9')
   await rx.ask({ reset: true })
-  const dispatcher = new Dispatcher({ handle, settings, clock: wallClock, concurrency: 64 })
-  const ticker = new Ticker({ handle, clock: wallClock, dispatcher })
+  const dispatcher = new Dispatcher({ db: handle.db, settings, clock: wallClock, concurrency: 64 })
+  const ticker = new Ticker({ db: handle.db, clock: wallClock, dispatcher })
   ticker.start()
   let r: Report
   do {
@@ -130,7 +132,7 @@ async function steady(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>
     r = await rx.ask({})
   } while (r.valid + r.invalid < n && Date.now() < start + seconds * 1000 + 30_000)
   await ticker.stop(5_000)
-  handle.close()
+  await handle.close()
   console.log(
     `B. steady 1,000 fires/min for ${seconds} s: ${r.valid}/${n} delivered (${r.invalid} invalid); ` +
       `lateness p50 ${pct(r.lateness, 50)} ms, p99 ${pct(r.lateness, 99)} ms, max ${pct(r.lateness, 100)} ms (target p99 ≤ 1500 ms)`,
@@ -143,16 +145,16 @@ async function idle(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>) 
   const future = Date.now() + 86_400_000
   insertReminders(handle, 1_000_000, (i) => future + i * 1000)
   const insertS = (performance.now() - t0) / 1000
-  const ticker = new Ticker({ handle, clock: wallClock })
+  const ticker = new Ticker({ db: handle.db, clock: wallClock })
   const costs: number[] = []
   for (let i = 0; i < 2_000; i++) {
     const s = performance.now()
-    ticker.tick()
+    await ticker.tick()
     costs.push(performance.now() - s)
   }
   global.gc?.()
   const rss = process.memoryUsage().rss
-  handle.close()
+  await handle.close()
   console.log(
     `C. 1,000,000 stored (inserted in ${insertS.toFixed(0)} s): RSS ${mb(rss)} (target ≤ 200 MB); ` +
       `idle tick median ${(pct(costs, 50) * 1000).toFixed(0)} µs, p99 ${(pct(costs, 99) * 1000).toFixed(0)} µs (target ≤ 5 ms)`,

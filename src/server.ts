@@ -29,7 +29,7 @@ export async function start(env: Record<string, string | undefined> = process.en
     onError,
     onAttempt: (outcome) => app.metrics.webhookAttempts.inc({ outcome }),
   })
-  const ticker = new Ticker({ db: handle.db, clock: wallClock, dispatcher, onError })
+  const ticker = new Ticker({ db: handle.db, clock: wallClock, dispatcher, leaseMs: config.leaseMs, onError })
   app.addHook('onClose', async () => ticker.stop(8_000))
   try {
     await app.listen({ host: config.host, port: config.port })

@@ -74,6 +74,7 @@ CREATE TABLE "reminders" (
 	"snooze_until" bigint,
 	"last_fired_at" bigint,
 	"next_fire_at" bigint,
+	"claimed_until" bigint,
 	"search_doc" "tsvector" GENERATED ALWAYS AS (setweight(to_tsvector('english'::regconfig, title), 'A') || setweight(to_tsvector('english'::regconfig, body), 'B') || setweight(to_tsvector('english'::regconfig, context_tags || ' ' || coalesce(trigger_pattern, '')), 'C')) STORED NOT NULL,
 	"context_doc" "tsvector" GENERATED ALWAYS AS (to_tsvector('english'::regconfig, context_tags || ' ' || coalesce(trigger_pattern, ''))) STORED NOT NULL,
 	CONSTRAINT "reminders_trigger_type_check" CHECK ("reminders"."trigger_type" IN ('scheduled', 'recurring', 'context')),

@@ -21,23 +21,23 @@ export interface AnnouncedFire {
  * after now, a one-shot becomes triggered), then announces each of `announce` as one
  * `reminder.triggered` outbox message plus a `reminder_fires` record keyed by
  * (reminder, scheduled_for). An instant already recorded is skipped, message included, so no
- * occurrence is announced twice, even by a fire working from a row read before another
- * connection fired it. Returns the reminder as it is after the fire.
+ * occurrence is announced twice. Callers read `row` locked (PostgreSQL: FOR UPDATE), so no other
+ * transaction fires it between that read and this write. Returns the reminder as it is after the fire.
  */
-export function fireReminder(
+export async function fireReminder(
   store: ReminderStore,
   row: ReminderRow,
   nowMs: number,
   agentTz: string,
   announce: readonly AnnouncedFire[],
-): { reminder: Reminder; announced: number } {
-  const reminder = toReminder(store.markFired(row, firedColumns(row, nowMs, agentTz), nowMs))
+): Promise<{ reminder: Reminder; announced: number }> {
+  const reminder = toReminder(await store.markFired(row, firedColumns(row, nowMs, agentTz), nowMs))
   let announced = 0
   for (const f of announce) {
-    if (store.hasFired(row.id, f.scheduled_for)) continue
+    if (await store.hasFired(row.id, f.scheduled_for)) continue
     const data = { reminder, scheduled_for: isoAt(f.scheduled_for), late: f.late }
-    const msg = store.outbox.enqueue(row.agent_id, 'reminder.triggered', data, nowMs)
-    store.recordFire(row, f.scheduled_for, msg.message_id, nowMs, f.late)
+    const msg = await store.outbox.enqueue(row.agent_id, 'reminder.triggered', data, nowMs)
+    await store.recordFire(row, f.scheduled_for, msg.message_id, nowMs, f.late)
     announced++
   }
   return { reminder, announced }
@@ -51,20 +51,20 @@ export type DueOutcome = { kind: 'held' | 'skipped' } | { kind: 'fired'; announc
  * reminder's last change (a patch, a re-plan for a new agent timezone) belongs to a plan that no
  * longer applies and is ignored, then replaced or dropped.
  */
-export function fireDue(store: ReminderStore, row: ReminderRow, nowMs: number, settings: QuietHoursSettings): DueOutcome {
-  const h = store.hold(row.id)
+export async function fireDue(store: ReminderStore, row: ReminderRow, nowMs: number, settings: QuietHoursSettings): Promise<DueOutcome> {
+  const h = await store.hold(row.id)
   const hold = h && h.held_at >= row.updated_at ? h : null
   const plan = planFire(row, nowMs, settings, hold)
   if (plan.kind === 'hold') {
-    store.putHold(row.id, plan.scheduled_for, nowMs)
-    store.setNextFire(row, plan.next_fire_at, nowMs)
+    await store.putHold(row.id, plan.scheduled_for, nowMs)
+    await store.setNextFire(row, plan.next_fire_at, nowMs)
     return { kind: 'held' }
   }
-  if (h) store.dropHold(row.id)
+  if (h) await store.dropHold(row.id)
   if (plan.kind === 'skip') {
-    store.skip(row, plan.status, plan.next_fire_at, nowMs)
+    await store.skip(row, plan.status, plan.next_fire_at, nowMs)
     return { kind: 'skipped' }
   }
   // The same state change and announcement as a manual trigger.
-  return { kind: 'fired', announced: fireReminder(store, row, nowMs, settings.timezone, plan.fires).announced }
+  return { kind: 'fired', announced: (await fireReminder(store, row, nowMs, settings.timezone, plan.fires)).announced }
 }

@@ -17,10 +17,13 @@ export type MissedPolicy = (typeof MISSED_POLICIES)[number]
 
 export const LIMITS = { title: 200, body: 4000, pattern: 200, tags: 20, tag: 50 } as const
 
-/** A `reminders` row as better-sqlite3 returns it. */
+/**
+ * A `reminders` row as the repository returns it (either dialect: `quiet_hours_exempt` is read
+ * back as 0/1 on PostgreSQL too). SQLite's `doc_id` and the ticker's `claimed_until` stay in the
+ * repository.
+ */
 export interface ReminderRow {
   id: string
-  doc_id: number
   agent_id: string
   session_id: string | null
   title: string
@@ -44,49 +47,13 @@ export interface ReminderRow {
   next_fire_at: number | null
 }
 
-/**
- * Every `reminders` column, in the order `rowFromArray` reads them. Hot paths select
- * `ROW_SELECT` with better-sqlite3's `raw()` (an array per row) and map here: building the
- * keyed object in JS costs a fraction of what the binding spends on 23 named properties.
- */
+/** Every column of ReminderRow, in table order. */
 export const ROW_COLUMNS = [
-  'id', 'doc_id', 'agent_id', 'session_id', 'title', 'body', 'trigger_type', 'trigger_at', 'trigger_cron',
+  'id', 'agent_id', 'session_id', 'title', 'body', 'trigger_type', 'trigger_at', 'trigger_cron',
   'trigger_timezone', 'trigger_pattern', 'status', 'priority', 'context_tags', 'quiet_hours_exempt',
   'missed_policy', 'created_at', 'updated_at', 'triggered_at', 'completed_at', 'snooze_until',
   'last_fired_at', 'next_fire_at',
 ] as const satisfies readonly (keyof ReminderRow)[]
-
-/** `ROW_COLUMNS` qualified with `alias`, for a SELECT list. */
-export const rowSelect = (alias: string) => ROW_COLUMNS.map((c) => `${alias}.${c}`).join(', ')
-
-/** A raw row of `rowSelect` (plus any trailing columns) as a ReminderRow. */
-export function rowFromArray(a: readonly unknown[]): ReminderRow {
-  return {
-    id: a[0] as string,
-    doc_id: a[1] as number,
-    agent_id: a[2] as string,
-    session_id: a[3] as string | null,
-    title: a[4] as string,
-    body: a[5] as string,
-    trigger_type: a[6] as TriggerType,
-    trigger_at: a[7] as number | null,
-    trigger_cron: a[8] as string | null,
-    trigger_timezone: a[9] as string | null,
-    trigger_pattern: a[10] as string | null,
-    status: a[11] as ReminderStatus,
-    priority: a[12] as ReminderPriority,
-    context_tags: a[13] as string,
-    quiet_hours_exempt: a[14] as number,
-    missed_policy: a[15] as MissedPolicy,
-    created_at: a[16] as number,
-    updated_at: a[17] as number,
-    triggered_at: a[18] as number | null,
-    completed_at: a[19] as number | null,
-    snooze_until: a[20] as number | null,
-    last_fired_at: a[21] as number | null,
-    next_fire_at: a[22] as number | null,
-  }
-}
 
 export type TriggerJSON =
   | { type: 'scheduled'; at: string }

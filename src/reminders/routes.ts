@@ -31,13 +31,13 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       config: { auth: 'agent', idempotent: true },
       schema: { operationId: 'createReminder', tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
     },
-    async (request, reply) => reply.code(201).send(request.uow.run(() => reminders.create(request.agentId, request.body))),
+    async (request, reply) => reply.code(201).send(await request.uow.run(() => reminders.create(request.agentId, request.body))),
   )
 
   app.get(
     '/reminders',
     { config: { auth: 'agent' }, schema: { operationId: 'listReminders', tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
-    async (request) => reminders.list(request.agentId, request.query),
+    async (request) => await reminders.list(request.agentId, request.query),
   )
 
   app.get(
@@ -55,7 +55,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     async (request) => {
       const { as_of, limit, cursor } = request.query
       const asOf = as_of === undefined ? undefined : requestInstant(as_of, fieldPath('querystring', 'as_of'))
-      return reminders.due(request.agentId, asOf, { limit, cursor })
+      return await reminders.due(request.agentId, asOf, { limit, cursor })
     },
   )
 
@@ -66,18 +66,18 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       schema: {
         operationId: 'searchReminders',
         tags,
-        summary: 'Full-text search (BM25 over title, body, tags and pattern), best first.',
+        summary: 'Full-text search over title, body, tags and pattern, best first (ranked by BM25 on SQLite, ts_rank on PostgreSQL).',
         querystring: SearchQuery,
         response: { 200: SearchResults, ...problemResponses },
       },
     },
-    async (request) => reminderSearch.search(request.agentId, request.query.q, request.query.limit),
+    async (request) => await reminderSearch.search(request.agentId, request.query.q, request.query.limit),
   )
 
   app.get(
     '/reminders/:id',
     { config: { auth: 'agent' }, schema: { operationId: 'getReminder', tags, summary: 'Get a reminder.', params: ReminderParams, response: { 200: Reminder, ...problemResponses } } },
-    async (request) => reminders.get(request.agentId, request.params.id),
+    async (request) => await reminders.get(request.agentId, request.params.id),
   )
 
   app.patch(
@@ -86,14 +86,14 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       config: { auth: 'agent' },
       schema: { operationId: 'updateReminder', tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: ReminderParams, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
     },
-    async (request) => reminders.patch(request.agentId, request.params.id, request.body),
+    async (request) => await reminders.patch(request.agentId, request.params.id, request.body),
   )
 
   app.delete(
     '/reminders/:id',
     { config: { auth: 'agent' }, schema: { operationId: 'deleteReminder', tags, summary: 'Delete a reminder.', params: ReminderParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
-      reminders.delete(request.agentId, request.params.id)
+      await reminders.delete(request.agentId, request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -107,7 +107,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     app.post(
       `/reminders/:id/${action}`,
       { config: { auth: 'agent' }, schema: { operationId: `${action}Reminder`, tags, summary, params: ReminderParams, response: { 200: Reminder, ...problemResponses } } },
-      async (request) => reminders[action](request.agentId, request.params.id),
+      async (request) => await reminders[action](request.agentId, request.params.id),
     )
   }
 
@@ -124,7 +124,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         response: { 200: SnoozedReminder, ...problemResponses },
       },
     },
-    async (request) => reminders.snooze(request.agentId, request.params.id, request.body),
+    async (request) => await reminders.snooze(request.agentId, request.params.id, request.body),
   )
 
   app.get(
@@ -140,13 +140,13 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         response: { 200: Type.Object({ items: Type.Array(Type.String({ format: 'date-time' })) }), ...problemResponses },
       },
     },
-    async (request) => ({ items: reminders.occurrences(request.agentId, request.params.id, request.query.count, request.query.from) }),
+    async (request) => ({ items: await reminders.occurrences(request.agentId, request.params.id, request.query.count, request.query.from) }),
   )
 
   app.get(
     '/settings',
     { config: { auth: 'agent' }, schema: { operationId: 'getSettings', tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
-    async (request) => settings.get(request.agentId),
+    async (request) => await settings.get(request.agentId),
   )
 
   app.put(
@@ -155,7 +155,7 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       config: { auth: 'agent' },
       schema: { operationId: 'updateSettings', tags: ['settings'], summary: 'Replace the fields given, keep the rest.', body: SettingsUpdate, response: { 200: Settings, ...problemResponses } },
     },
-    async (request) => settings.put(request.agentId, request.body),
+    async (request) => await settings.put(request.agentId, request.body),
   )
 
   app.post(
@@ -170,6 +170,6 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
         response: { 200: TurnResult, ...problemResponses },
       },
     },
-    async (request) => turns.start(request.agentId, request.body),
+    async (request) => await turns.start(request.agentId, request.body),
   )
 }

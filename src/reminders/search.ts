@@ -1,17 +1,17 @@
 /**
- * Full-text search over an agent's reminders (FTS5 index `reminder_search_fts`) and the
- * context-trigger match (`reminder_context_fts`); both porter-stemmed, case- and
- * diacritic-insensitive.
+ * Full-text search over an agent's reminders and the context-trigger match, on either dialect.
+ * SQLite: FTS5 indexes `reminder_search_fts` and `reminder_context_fts`, porter-stemmed, case- and
+ * diacritic-insensitive. PostgreSQL: the generated tsvector columns `search_doc` and
+ * `context_doc` (English stemming, GIN-indexed; migrations/pg).
  *
- * User text never reaches FTS5 syntax: it is cut into word tokens and each is quoted, so input
+ * User text never reaches query syntax: it is cut into word tokens and each is quoted, so input
  * such as `"`, `NEAR(`, `*` or `-` cannot raise a query error; text with no words matches nothing.
  */
-import type Database from 'better-sqlite3'
-import { lazyPrepare } from '../db/lazy-statement.js'
+import type { SqlDatabase } from '../db/database.js'
 import { STOP_WORDS } from '../engine/text.js'
 import { fieldPath, unprocessable } from '../errors.js'
-import type { ReminderStore } from './repository.js'
-import { rowFromArray, rowSelect, toReminder, wordTokens, type Reminder, type ReminderRow } from './model.js'
+import { rowColumns, type ReminderStore } from './repository.js'
+import { toReminder, wordTokens, type Reminder, type ReminderRow } from './model.js'
 
 const MAX_QUERY_TERMS = 32
 const MAX_MESSAGE_TERMS = 64
@@ -21,12 +21,15 @@ export const MAX_SEARCH_LIMIT = 100
  * Quoted, de-duplicated word tokens joined by `op`; null when the text has no words. English
  * stop words are left out unless the text has nothing else: they carry no relevance (BM25 gives
  * a term in half the rows no weight) and would make every query touch most of the index.
+ * `dialect` 'postgres' writes the same query for `websearch_to_tsquery` (AND is its default).
  */
-export function ftsQuery(text: string, op: 'OR' | 'AND', maxTerms = MAX_QUERY_TERMS): string | null {
+export function ftsQuery(text: string, op: 'OR' | 'AND', maxTerms = MAX_QUERY_TERMS, dialect: SqlDatabase['dialect'] = 'sqlite'): string | null {
   const all = [...new Set(wordTokens(text))]
   const content = all.filter((t) => !STOP_WORDS.has(t))
   const terms = (content.length > 0 ? content : all).slice(0, maxTerms)
-  return terms.length === 0 ? null : terms.map((t) => `"${t}"`).join(` ${op} `)
+  if (terms.length === 0) return null
+  const join = dialect === 'sqlite' ? ` ${op} ` : op === 'OR' ? ' or ' : ' '
+  return terms.map((t) => `"${t}"`).join(join)
 }
 
 /** Column weights: a hit in the title counts most, then tags and pattern, then the body. */
@@ -84,57 +87,100 @@ export function bm25Score(rank: number): number {
   return r / (1 + r)
 }
 
-export class ReminderSearch {
-  private readonly store: ReminderStore
-  private readonly searchStmt: Database.Statement<[number, number, number, string, number, number, number, string], unknown[]>
-  private readonly averagesStmt: Database.Statement<[], Buffer>
-  private readonly contextStmt: Database.Statement<[string, number, number, string, number], unknown[]>
-  private readonly clearMessage: Database.Statement
-  private readonly putMessage: Database.Statement<[string]>
-  private readonly messageHas: Database.Statement<[string], { one: number }>
+/**
+ * PostgreSQL: ts_rank over `search_doc` with the column weights of SEARCH_WEIGHTS (labels D, C, B,
+ * A = -, tags and pattern, body, title), normalization 32 mapping it to rank / (rank + 1).
+ * Ordering differs from SQLite's BM25: ts_rank counts how often the query's words occur in the
+ * row, weighted by column, but has no inverse document frequency (a word in every reminder counts
+ * as much as a rare one) and no length saturation; ties go oldest first on both. English stop
+ * words are dropped from query and documents here, so a query of stop words only matches nothing.
+ */
+const PG_RANK = `ts_rank('{0, ${SEARCH_WEIGHTS.tags / 10}, ${SEARCH_WEIGHTS.body / 10}, ${SEARCH_WEIGHTS.title / 10}}'::float4[], r.search_doc, q, 32)`
 
-  constructor(store: ReminderStore) {
-    this.store = store
-    const sqlite = store.sqlite
+/** The texts of one dialect; the optional ones are SQLite's alone. */
+interface Statements {
+  search: string
+  context: string
+  messageHas: string
+  averages?: string
+  createMessage?: string
+  clearMessage?: string
+  putMessage?: string
+}
+
+function statements(dialect: SqlDatabase['dialect']): Statements {
+  const cols = rowColumns(dialect, 'r')
+  const liveContext = "r.trigger_type = 'context' AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= @now))"
+  if (dialect === 'postgres') {
+    return {
+      search: `SELECT ${cols}, ${PG_RANK} AS score FROM reminders r, websearch_to_tsquery('english', @match) q
+        WHERE r.agent_id = @agent AND r.search_doc @@ q ORDER BY score DESC, r.id LIMIT @limit`,
+      // The turn fires what this returns: locked, as the due query locks its rows.
+      context: `SELECT ${cols} FROM reminders r WHERE r.agent_id = @agent AND ${liveContext}
+        AND r.context_doc @@ websearch_to_tsquery('english', @match) FOR UPDATE`,
+      // Which of the patterns (AND queries) every word of the message satisfies, stemming included.
+      messageHas: `SELECT p AS query FROM unnest(@patterns::text[]) p
+        WHERE to_tsvector('english', @message) @@ websearch_to_tsquery('english', p)`,
+    }
+  }
+  return {
     // The agent's rowid range is applied inside FTS5, and only the top `limit` hits are joined
     // (CROSS JOIN pins that order: otherwise the planner may walk all the agent's rows instead).
     // Column weights are bound per query (searchWeights); the pad column weighs nothing.
-    this.searchStmt = lazyPrepare(sqlite, `SELECT ${rowSelect('r')}, t.k FROM (
-        SELECT rowid AS d, bm25(reminder_search_fts, ?, ?, ?, 0.0) AS k FROM reminder_search_fts
-        WHERE reminder_search_fts MATCH ? AND rowid >= ? AND rowid < ? ORDER BY k, rowid LIMIT ?
-      ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = ? ORDER BY t.k, t.d`)
+    search: `SELECT ${cols}, t.k AS k FROM (
+        SELECT rowid AS d, bm25(reminder_search_fts, @w0, @w1, @w2, 0.0) AS k FROM reminder_search_fts
+        WHERE reminder_search_fts MATCH @match AND rowid >= @lo AND rowid < @hi ORDER BY k, rowid LIMIT @limit
+      ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = @agent ORDER BY t.k, t.d`,
     // bm25's average row length comes from the index's averages record; reading it costs ~2 µs.
-    this.averagesStmt = lazyPrepare(sqlite, 'SELECT block FROM reminder_search_fts_data WHERE id = 1')
+    averages: 'SELECT block FROM reminder_search_fts_data WHERE id = 1',
     // Context candidates come from `reminder_context_fts` (migration 0010): only context
     // reminders' tags and pattern, so message words common in titles and bodies cost nothing.
-    this.contextStmt = lazyPrepare(sqlite, `SELECT ${rowSelect('r')} FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
-      WHERE reminder_context_fts MATCH ? AND c.rowid >= ? AND c.rowid < ?
-        AND r.agent_id = ? AND r.trigger_type = 'context'
-        AND (r.status = 'pending' OR (r.status = 'snoozed' AND r.snooze_until <= ?))`)
+    context: `SELECT ${cols} FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
+      WHERE reminder_context_fts MATCH @match AND c.rowid >= @lo AND c.rowid < @hi AND r.agent_id = @agent AND ${liveContext}`,
     // The user message goes into a one-row temp FTS table with the same tokenizer, so "is every
-    // pattern term in the message" is answered by FTS5 itself, stemming included.
-    sqlite.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.turn_message
-      USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')`)
-    this.clearMessage = lazyPrepare(sqlite, 'DELETE FROM temp.turn_message')
-    this.putMessage = lazyPrepare(sqlite, 'INSERT INTO temp.turn_message (text) VALUES (?)')
-    this.messageHas = lazyPrepare(sqlite, 'SELECT 1 AS one FROM temp.turn_message WHERE turn_message MATCH ?')
+    // pattern term in the message" is answered by FTS5 itself, stemming included. Created on
+    // each use (a no-op once there): a rolled-back transaction may have taken it away again.
+    createMessage: `CREATE VIRTUAL TABLE IF NOT EXISTS temp.turn_message
+      USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')`,
+    clearMessage: 'DELETE FROM temp.turn_message',
+    putMessage: 'INSERT INTO temp.turn_message (text) VALUES (?)',
+    messageHas: 'SELECT 1 AS one FROM temp.turn_message WHERE turn_message MATCH ?',
+  }
+}
+
+export class ReminderSearch {
+  private readonly store: ReminderStore
+  private readonly db: SqlDatabase
+  private readonly pg: boolean
+  private readonly s: ReturnType<typeof statements>
+
+  constructor(store: ReminderStore) {
+    this.store = store
+    this.db = store.db
+    this.pg = this.db.dialect === 'postgres'
+    this.s = statements(this.db.dialect)
   }
 
-  /** Best first; scores strictly decrease with BM25 relevance (ties share a score, oldest first). */
-  search(agentId: string, q: string, limit = 20): { items: { reminder: Reminder; score: number }[] } {
+  /** Best first; scores strictly decrease with relevance (ties share a score, oldest first). */
+  async search(agentId: string, q: string, limit = 20): Promise<{ items: { reminder: Reminder; score: number }[] }> {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
       throw unprocessable(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}.`, [{ path: fieldPath('querystring', 'limit'), message: 'out of range' }])
     }
     // OR: a reminder that shares more (and rarer) words with the query ranks higher.
-    const match = ftsQuery(q, 'OR')
-    const range = this.store.docRange(agentId)
-    if (match === null || range === null) return { items: [] }
-    const block = this.averagesStmt.pluck(true).get()
-    const weights = block === undefined ? null : searchWeights(decodeAverages(block))
+    const match = ftsQuery(q, 'OR', MAX_QUERY_TERMS, this.db.dialect)
+    if (match === null) return { items: [] }
+    if (this.pg) {
+      const rows = await this.db.all<ReminderRow & { score: number }>(this.s.search, { match, agent: agentId, limit })
+      return { items: rows.map((r) => ({ reminder: toReminder(r), score: r.score })) }
+    }
+    const range = await this.store.docRange(agentId)
+    if (range === null) return { items: [] }
+    const averages = await this.db.get<{ block: Uint8Array }>(this.s.averages!)
+    const weights = averages === undefined ? null : searchWeights(decodeAverages(averages.block))
     if (weights === null) return { items: [] }
-    // Raw rows: the reminder's columns (rowFromArray), then the FTS5 rank.
-    const rows = this.searchStmt.raw(true).all(...weights, match, range.lo, range.hi, limit, agentId)
-    return { items: rows.map((a) => ({ reminder: toReminder(rowFromArray(a)), score: bm25Score(a[a.length - 1] as number) })) }
+    const [w0, w1, w2] = weights
+    const rows = await this.db.all<ReminderRow & { k: number }>(this.s.search, { w0, w1, w2, match, lo: range.lo, hi: range.hi, limit, agent: agentId })
+    return { items: rows.map((r) => ({ reminder: toReminder(r), score: bm25Score(r.k) })) }
   }
 
   /**
@@ -142,26 +188,47 @@ export class ReminderSearch {
    * with the snooze over) matches when **every** word of its pattern occurs in the message, or
    * every word of any one of its context tags does (stemmed: "deploying" matches "deploy").
    * Candidates come from the index (a pattern or tag sharing any word with the message); the
-   * all-words check then runs against the message alone.
+   * all-words check then runs against the message alone. On PostgreSQL the candidates are
+   * locked until the caller's transaction ends (the turn fires them).
    */
-  contextMatches(agentId: string, message: string, nowMs: number): ReminderRow[] {
-    const any = ftsQuery(message, 'OR', MAX_MESSAGE_TERMS)
-    const range = this.store.docRange(agentId)
-    if (any === null || range === null) return []
-    const candidates = this.contextStmt.raw(true).all(any, range.lo, range.hi, agentId, nowMs).map(rowFromArray)
+  async contextMatches(agentId: string, message: string, nowMs: number): Promise<ReminderRow[]> {
+    const dialect = this.db.dialect
+    const any = ftsQuery(message, 'OR', MAX_MESSAGE_TERMS, dialect)
+    if (any === null) return []
+    let candidates: ReminderRow[]
+    if (this.pg) {
+      candidates = await this.db.all<ReminderRow>(this.s.context, { match: any, agent: agentId, now: nowMs })
+    } else {
+      const range = await this.store.docRange(agentId)
+      if (range === null) return []
+      candidates = await this.db.all<ReminderRow>(this.s.context, { match: any, lo: range.lo, hi: range.hi, agent: agentId, now: nowMs })
+    }
     if (candidates.length === 0) return []
-    this.clearMessage.run()
-    this.putMessage.run(message)
+    const queries = new Map<ReminderRow, string[]>()
+    for (const row of candidates) {
+      const phrases = [row.trigger_pattern ?? '', ...(JSON.parse(row.context_tags) as string[])]
+      queries.set(row, phrases.flatMap((p) => ftsQuery(p, 'AND', MAX_QUERY_TERMS, dialect) ?? []))
+    }
+    const matched = await this.messageMatches(message, [...new Set([...queries.values()].flat())])
+    return candidates.filter((row) => queries.get(row)!.some((q) => matched.has(q)))
+  }
+
+  /** The AND queries among `patterns` that the message satisfies. */
+  private async messageMatches(message: string, patterns: string[]): Promise<Set<string>> {
+    if (patterns.length === 0) return new Set()
+    if (this.pg) {
+      const rows = await this.db.all<{ query: string }>(this.s.messageHas, { patterns, message })
+      return new Set(rows.map((r) => r.query))
+    }
+    await this.db.run(this.s.createMessage!)
+    await this.db.run(this.s.clearMessage!)
+    await this.db.run(this.s.putMessage!, [message])
     try {
-      return candidates.filter((row) => {
-        const phrases = [row.trigger_pattern ?? '', ...(JSON.parse(row.context_tags) as string[])]
-        return phrases.some((p) => {
-          const all = ftsQuery(p, 'AND')
-          return all !== null && this.messageHas.get(all) !== undefined
-        })
-      })
+      const out = new Set<string>()
+      for (const p of patterns) if ((await this.db.get(this.s.messageHas, [p])) !== undefined) out.add(p)
+      return out
     } finally {
-      this.clearMessage.run()
+      await this.db.run(this.s.clearMessage!)
     }
   }
 }

@@ -3,7 +3,7 @@
  * dismiss, snooze, trigger now), due queries and occurrence previews. Every write is one
  * transaction; every query is scoped by agent_id (another agent's id is a 404).
  */
-import type Database from 'better-sqlite3'
+import type { SqlDatabase } from '../db/database.js'
 import { isoAt, type Clock } from '../engine/clock.js'
 import { badRequest, fieldPath, notFound, tooMany, unprocessable } from '../errors.js'
 import { newId } from '../ids.js'
@@ -43,32 +43,35 @@ function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], fi
 export class RemindersService {
   readonly store: ReminderStore
 
-  readonly sqlite: Database.Database
+  readonly db: SqlDatabase
   readonly settings: SettingsService
   readonly clock: Clock
 
-  constructor(sqlite: Database.Database, settings: SettingsService, clock: Clock) {
-    this.sqlite = sqlite
+  constructor(db: SqlDatabase, settings: SettingsService, clock: Clock) {
+    this.db = db
     this.settings = settings
     this.clock = clock
-    this.store = new ReminderStore(sqlite)
+    this.store = new ReminderStore(db)
   }
 
-  private load(agentId: string, id: string): ReminderRow {
-    const row = this.store.get(agentId, id)
+  /** `lock` for a read-then-write: no other transaction changes the row before this one ends (PostgreSQL). */
+  private async load(agentId: string, id: string, lock = false): Promise<ReminderRow> {
+    const row = await this.store.get(agentId, id, lock)
     if (!row) throw notFound('reminder', id)
     return row
   }
 
   /** A reminder links only to one of its agent's sessions; another agent's is as unknown as a made-up id. */
-  private assertSession(agentId: string, sessionId: string | null | undefined): void {
-    if (typeof sessionId === 'string' && !this.store.hasSession(agentId, sessionId)) throw notFound('session', sessionId, SESSION_ID_ERROR)
+  private async assertSession(agentId: string, sessionId: string | null | undefined): Promise<void> {
+    if (typeof sessionId === 'string' && !(await this.store.hasSession(agentId, sessionId))) {
+      throw notFound('session', sessionId, SESSION_ID_ERROR)
+    }
   }
 
-  create(agentId: string, input: CreateReminderInput): Reminder {
+  async create(agentId: string, input: CreateReminderInput): Promise<Reminder> {
     const now = this.clock()
     const trigger = triggerColumns(input.trigger)
-    const row: Omit<ReminderRow, 'doc_id'> = {
+    const row: ReminderRow = {
       id: newId('rem', now),
       agent_id: agentId,
       session_id: input.session_id ?? null,
@@ -88,39 +91,41 @@ export class RemindersService {
       last_fired_at: null,
       next_fire_at: null,
     }
-    return this.sqlite.transaction(() => {
-      this.assertSession(agentId, input.session_id)
-      const settings = this.settings.get(agentId)
-      if (this.store.countLive(agentId) >= settings.max_reminders) {
+    return this.db.transaction(async () => {
+      await this.assertSession(agentId, input.session_id)
+      const settings = await this.settings.get(agentId)
+      // Concurrent creates of one agent take turns here, so two cannot both pass the count.
+      await this.store.lockAgent(agentId)
+      if ((await this.store.countLive(agentId)) >= settings.max_reminders) {
         throw tooMany(`This agent already has ${settings.max_reminders} live reminders (max_reminders); complete, dismiss or delete some first.`, 60)
       }
       row.next_fire_at = computeNextFire(row, now, settings.timezone)
-      this.store.insert(row)
-      return toReminder(this.load(agentId, row.id))
-    })()
+      await this.store.insert(row)
+      return toReminder(await this.load(agentId, row.id))
+    })
   }
 
-  get(agentId: string, id: string): Reminder {
-    return toReminder(this.load(agentId, id))
+  async get(agentId: string, id: string): Promise<Reminder> {
+    return toReminder(await this.load(agentId, id))
   }
 
-  list(agentId: string, filter: ListFilter = {}): Page<Reminder> {
-    const page = this.store.list(agentId, filter)
+  async list(agentId: string, filter: ListFilter = {}): Promise<Page<Reminder>> {
+    const page = await this.store.list(agentId, filter)
     return { items: page.rows.map(toReminder), next_cursor: page.next_cursor }
   }
 
   /** Changes the fields given; a new trigger re-arms a pending or fired reminder and re-plans it. */
-  patch(agentId: string, id: string, input: PatchReminderInput): Reminder {
+  async patch(agentId: string, id: string, input: PatchReminderInput): Promise<Reminder> {
     const now = this.clock()
-    return this.sqlite.transaction(() => {
-      const row = { ...this.load(agentId, id) }
+    return this.db.transaction(async () => {
+      const row = { ...(await this.load(agentId, id, true)) }
       if (input.title !== undefined) row.title = cleanTitle(input.title)
       if (input.body !== undefined) row.body = cleanBody(input.body)
       if (input.priority !== undefined) row.priority = oneOf(input.priority, PRIORITIES, 'priority') ?? row.priority
       if (input.context_tags !== undefined) row.context_tags = JSON.stringify(cleanTags(input.context_tags))
       if (input.quiet_hours_exempt !== undefined) row.quiet_hours_exempt = input.quiet_hours_exempt ? 1 : 0
       if (input.session_id !== undefined) {
-        this.assertSession(agentId, input.session_id)
+        await this.assertSession(agentId, input.session_id)
         row.session_id = input.session_id
       }
       if (input.missed_policy !== undefined) {
@@ -130,24 +135,24 @@ export class RemindersService {
         Object.assign(row, triggerColumns(input.trigger))
         if (row.status === 'triggered') row.status = 'pending'
       }
-      row.next_fire_at = computeNextFire(row, now, this.settings.get(agentId).timezone)
-      this.store.update(row, now)
-      return toReminder(this.load(agentId, id))
-    })()
+      row.next_fire_at = computeNextFire(row, now, (await this.settings.get(agentId)).timezone)
+      await this.store.update(row, now)
+      return toReminder(await this.load(agentId, id))
+    })
   }
 
-  delete(agentId: string, id: string): void {
-    if (!this.store.delete(agentId, id)) throw notFound('reminder', id)
+  async delete(agentId: string, id: string): Promise<void> {
+    if (!(await this.store.delete(agentId, id))) throw notFound('reminder', id)
   }
 
-  complete(agentId: string, id: string): Reminder {
+  complete(agentId: string, id: string): Promise<Reminder> {
     return this.transition(agentId, id, 'complete', (row, now) => {
       row.status = 'completed'
       row.completed_at = now
     })
   }
 
-  dismiss(agentId: string, id: string): Reminder {
+  dismiss(agentId: string, id: string): Promise<Reminder> {
     return this.transition(agentId, id, 'dismiss', (row) => {
       row.status = 'dismissed'
     })
@@ -158,7 +163,7 @@ export class RemindersService {
    * `snooze_until` is that end; `next_fire_at` is when the reminder will fire, which for one never
    * delivered is never earlier than its own next fire time (`computeNextFire`).
    */
-  snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Reminder & { clamped?: true } {
+  async snooze(agentId: string, id: string, input: { minutes?: number; until?: string }): Promise<Reminder & { clamped?: true }> {
     const now = this.clock()
     const { minutes: asked, until } = input
     // Both given would leave one silently ignored: refuse rather than pick.
@@ -176,7 +181,7 @@ export class RemindersService {
       throw badRequest('Give either minutes or until.', [{ path: fieldPath('body', 'minutes'), message: 'required' }])
     }
     let clamped = false
-    const out = this.transition(agentId, id, 'snooze', (row) => {
+    const out = await this.transition(agentId, id, 'snooze', (row) => {
       const c = clampSnoozeMinutes(minutes, row.priority)
       clamped = c.clamped
       row.snooze_until = c.clamped || untilMs === undefined ? Math.round(now + c.minutes * 60_000) : untilMs
@@ -191,7 +196,7 @@ export class RemindersService {
    * is recorded under that instant, so it never blocks a scheduled occurrence at another instant;
    * a recurring reminder that was due has that occurrence answered by this fire (it advances).
    */
-  trigger(agentId: string, id: string): Reminder {
+  trigger(agentId: string, id: string): Promise<Reminder> {
     return this.transition(agentId, id, 'trigger', () => undefined, true)
   }
 
@@ -199,8 +204,10 @@ export class RemindersService {
    * Marks already-loaded rows fired at `nowMs` for turn start (the caller holds the transaction).
    * No webhook message: the agent pulled these itself and has them in the response.
    */
-  markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Reminder[] {
-    return rows.map((r) => fireReminder(this.store, r, nowMs, agentTz, []).reminder)
+  async markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Promise<Reminder[]> {
+    const out: Reminder[] = []
+    for (const r of rows) out.push((await fireReminder(this.store, r, nowMs, agentTz, [])).reminder)
+    return out
   }
 
   private transition(
@@ -209,17 +216,17 @@ export class RemindersService {
     action: string,
     apply: (row: ReminderRow, now: number) => void,
     fire = false,
-  ): Reminder {
+  ): Promise<Reminder> {
     const now = this.clock()
-    return this.sqlite.transaction(() => {
-      const row = { ...this.load(agentId, id) }
+    return this.db.transaction(async () => {
+      const row = { ...(await this.load(agentId, id, true)) }
       assertLive(row, action)
-      const tz = this.settings.get(agentId).timezone
-      if (fire) return fireReminder(this.store, row, now, tz, [{ scheduled_for: now, late: false }]).reminder
+      const tz = (await this.settings.get(agentId)).timezone
+      if (fire) return (await fireReminder(this.store, row, now, tz, [{ scheduled_for: now, late: false }])).reminder
       apply(row, now)
       row.next_fire_at = computeNextFire(row, now, tz)
-      return toReminder(this.store.update(row, now))
-    })()
+      return toReminder(await this.store.update(row, now))
+    })
   }
 
   /**
@@ -227,17 +234,17 @@ export class RemindersService {
    * ids never change, so a reminder that fires or is re-planned between pages is neither seen
    * twice nor skipped, which a fire-time order could not promise.
    */
-  due(agentId: string, asOfMs: number = this.clock(), page: { limit?: number; cursor?: string } = {}): Page<Reminder> {
+  due(agentId: string, asOfMs: number = this.clock(), page: { limit?: number; cursor?: string } = {}): Promise<Page<Reminder>> {
     return this.list(agentId, { ...page, due_at: asOfMs })
   }
 
   /** The next `count` fire times at or after `from` (default now), ISO UTC. */
-  occurrences(agentId: string, id: string, count = 5, from?: string): string[] {
+  async occurrences(agentId: string, id: string, count = 5, from?: string): Promise<string[]> {
     if (!Number.isInteger(count) || count < 1 || count > MAX_OCCURRENCES) {
       throw unprocessable(`count must be an integer from 1 to ${MAX_OCCURRENCES}.`, [{ path: fieldPath('querystring', 'count'), message: 'out of range' }])
     }
-    const row = this.load(agentId, id)
+    const row = await this.load(agentId, id)
     const fromMs = from === undefined ? this.clock() : requestInstant(from, fieldPath('querystring', 'from'))
-    return occurrences(rowTrigger(row), fromMs, count, this.settings.get(agentId).timezone).map(isoAt)
+    return occurrences(rowTrigger(row), fromMs, count, (await this.settings.get(agentId)).timezone).map(isoAt)
   }
 }

@@ -3,8 +3,7 @@
  * row means the API.md defaults. Changing the timezone re-plans recurring reminders that follow
  * it, in the same transaction (through the reminders repository, which owns those writes).
  */
-import type Database from 'better-sqlite3'
-import { lazyPrepare } from '../db/lazy-statement.js'
+import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { fieldPath, unprocessable } from '../errors.js'
 import { fromRequest } from './model.js'
@@ -49,66 +48,45 @@ function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
   return value
 }
 
+const SELECT = 'SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens FROM agent_settings WHERE agent_id = ?'
+const UPSERT = `INSERT INTO agent_settings
+  (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, updated_at)
+  VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @updated_at)
+  ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
+    quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
+    injection_budget_tokens = excluded.injection_budget_tokens, updated_at = excluded.updated_at`
+
+/** The API.md defaults (the columns' defaults) for an agent that has no row yet. */
+const ENSURE = 'INSERT INTO agent_settings (agent_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING'
+
 export class SettingsService {
-  private readonly select: Database.Statement<[string], SettingsRow>
-  private readonly upsert: Database.Statement
   private readonly reminders: ReminderStore
-
-  private readonly sqlite: Database.Database
+  private readonly db: SqlDatabase
   private readonly clock: Clock
+  private readonly forUpdate: string
 
-  constructor(sqlite: Database.Database, clock: Clock) {
-    this.sqlite = sqlite
+  constructor(db: SqlDatabase, clock: Clock) {
+    this.db = db
     this.clock = clock
-    this.select = lazyPrepare(sqlite, 
-      'SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens FROM agent_settings WHERE agent_id = ?',
-    )
-    this.upsert = lazyPrepare(sqlite, `INSERT INTO agent_settings
-      (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, updated_at)
-      VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @updated_at)
-      ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
-        quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
-        injection_budget_tokens = excluded.injection_budget_tokens, updated_at = excluded.updated_at`)
-    this.reminders = new ReminderStore(sqlite)
+    this.reminders = new ReminderStore(db)
+    this.forUpdate = db.dialect === 'postgres' ? ' FOR UPDATE' : ''
   }
 
-  get(agentId: string): AgentSettings {
-    const row = this.select.get(agentId)
-    if (!row) return { ...DEFAULT_SETTINGS }
-    return {
-      timezone: row.timezone,
-      quiet_hours: row.quiet_start && row.quiet_end ? { start: row.quiet_start, end: row.quiet_end } : null,
-      max_reminders: row.max_reminders,
-      injection_budget_tokens: row.injection_budget_tokens,
-    }
+  async get(agentId: string): Promise<AgentSettings> {
+    return fromRow(await this.db.get<SettingsRow>(SELECT, [agentId]))
   }
 
   /** Replaces the fields given and keeps the rest. */
-  put(agentId: string, update: SettingsUpdate): AgentSettings {
-    const next: AgentSettings = { ...this.get(agentId) }
-    const tz = update.timezone
-    if (tz !== undefined) next.timezone = fromRequest(() => validateTimezone(tz), () => fieldPath('body', 'timezone'))
-    if (update.quiet_hours !== undefined) {
-      const q = update.quiet_hours
-      if (q !== null) {
-        for (const key of ['start', 'end'] as const) {
-          if (!isHhMm(q[key])) {
-            throw unprocessable(`quiet_hours.${key} must be "HH:MM" (00:00 to 23:59), got '${q[key]}'.`, [
-              { path: fieldPath('body', 'quiet_hours', key), message: 'not HH:MM' },
-            ])
-          }
-        }
-      }
-      next.quiet_hours = q === null ? null : { start: q.start, end: q.end }
-    }
-    if (update.max_reminders !== undefined) next.max_reminders = checkInt(update.max_reminders, 'max_reminders')
-    if (update.injection_budget_tokens !== undefined) {
-      next.injection_budget_tokens = checkInt(update.injection_budget_tokens, 'injection_budget_tokens')
-    }
+  async put(agentId: string, update: SettingsUpdate): Promise<AgentSettings> {
+    const given = checked(update)
     const now = this.clock()
-    this.sqlite.transaction(() => {
-      const before = this.get(agentId).timezone
-      this.upsert.run({
+    return this.db.transaction(async () => {
+      // Read-modify-write under the row's lock (PostgreSQL runs puts concurrently): the row is
+      // made first, so there is one to lock even for an agent still on the defaults.
+      await this.db.run(ENSURE, [agentId, now])
+      const before = fromRow(await this.db.get<SettingsRow>(SELECT + this.forUpdate, [agentId]))
+      const next: AgentSettings = { ...before, ...given }
+      await this.db.run(UPSERT, {
         agent_id: agentId,
         timezone: next.timezone,
         quiet_start: next.quiet_hours?.start ?? null,
@@ -117,15 +95,50 @@ export class SettingsService {
         injection_budget_tokens: next.injection_budget_tokens,
         updated_at: now,
       })
-      if (before !== next.timezone) {
+      if (before.timezone !== next.timezone) {
         // A re-plan is a change of the reminder (updated_at moves), so a quiet-hours hold taken
         // under the old timezone no longer applies.
-        for (const r of this.reminders.followingAgentTimezone(agentId)) {
+        for (const r of await this.reminders.followingAgentTimezone(agentId)) {
           const at = computeNextFire(r, now, next.timezone)
-          if (at !== r.next_fire_at) this.reminders.setNextFire(r, at, now)
+          if (at !== r.next_fire_at) await this.reminders.setNextFire(r, at, now)
         }
       }
-    })()
-    return next
+      return next
+    })
   }
+}
+
+function fromRow(row: SettingsRow | undefined): AgentSettings {
+  if (!row) return { ...DEFAULT_SETTINGS }
+  return {
+    timezone: row.timezone,
+    quiet_hours: row.quiet_start && row.quiet_end ? { start: row.quiet_start, end: row.quiet_end } : null,
+    max_reminders: row.max_reminders,
+    injection_budget_tokens: row.injection_budget_tokens,
+  }
+}
+
+/** The fields of `update`, validated (400/422 before anything is written). */
+function checked(update: SettingsUpdate): SettingsUpdate {
+  const out: SettingsUpdate = {}
+  const tz = update.timezone
+  if (tz !== undefined) out.timezone = fromRequest(() => validateTimezone(tz), () => fieldPath('body', 'timezone'))
+  if (update.quiet_hours !== undefined) {
+    const q = update.quiet_hours
+    if (q !== null) {
+      for (const key of ['start', 'end'] as const) {
+        if (!isHhMm(q[key])) {
+          throw unprocessable(`quiet_hours.${key} must be "HH:MM" (00:00 to 23:59), got '${q[key]}'.`, [
+            { path: fieldPath('body', 'quiet_hours', key), message: 'not HH:MM' },
+          ])
+        }
+      }
+    }
+    out.quiet_hours = q === null ? null : { start: q.start, end: q.end }
+  }
+  if (update.max_reminders !== undefined) out.max_reminders = checkInt(update.max_reminders, 'max_reminders')
+  if (update.injection_budget_tokens !== undefined) {
+    out.injection_budget_tokens = checkInt(update.injection_budget_tokens, 'injection_budget_tokens')
+  }
+  return out
 }

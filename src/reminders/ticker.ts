@@ -1,14 +1,13 @@
 import cron, { type ScheduledTask } from 'node-cron'
-import type { DbHandle } from '../db/client.js'
+import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { fireDue } from './fire.js'
-import type { ReminderRow } from './model.js'
-import { ReminderStore } from './repository.js'
+import { ReminderStore, type Claim } from './repository.js'
 import { SettingsService, type AgentSettings } from './settings.js'
 import type { Dispatcher } from '../webhooks/dispatcher.js'
 
 export interface TickerOptions {
-  handle: DbHandle
+  db: SqlDatabase
   clock: Clock
   /** Runs on the same tick after reminders are fired; omitted in tests that only look at the outbox. */
   dispatcher?: Dispatcher
@@ -16,6 +15,12 @@ export interface TickerOptions {
   batchSize?: number
   /** A tick stops claiming after this long and leaves the rest to the next tick. */
   tickBudgetMs?: number
+  /**
+   * How long a claim keeps a due reminder from every other ticker (replica). A ticker that dies
+   * between claim and fire delays those reminders by at most this long; a batch must fire well
+   * within it (a fire after the lease ran out finds its claim retaken and leaves the row alone).
+   */
+  leaseMs?: number
   onError?: (err: unknown) => void
 }
 
@@ -26,66 +31,92 @@ export interface TickResult {
 }
 
 /**
- * The one scheduler timer: a node-cron task every second (no overlap) that takes due reminders
- * from the indexed `next_fire_at` in batches, applies `fireDue` to each (one transaction per
- * batch: each reminder's fires, outbox messages and advance commit together), then pumps the
- * webhook dispatcher. The (reminder_id, scheduled_for) key of `reminder_fires` makes a second
- * fire of the same occurrence impossible.
+ * The one scheduler timer: a node-cron task every second (no overlap) that fires due reminders
+ * in batches, then pumps the webhook dispatcher. A batch is first claimed (a lease: each due
+ * reminder gets `claimed_until`, committed at once, so other replicas skip it), then fired in
+ * one transaction: each claimed row is re-read locked and still under this lease, `fireDue`
+ * writes its fires, outbox messages and advance, and the claim is released, all committing
+ * together. A ticker killed between the two leaves its claims to expire; the next ticker to
+ * claim after that fires them. The (reminder_id, scheduled_for) key of `reminder_fires` makes a
+ * second announcement of one occurrence impossible whoever fires it.
  */
 export class Ticker {
+  private readonly db: SqlDatabase
   private readonly store: ReminderStore
+  private readonly settings: SettingsService
   private readonly clock: Clock
   private readonly dispatcher: Dispatcher | undefined
   private readonly batchSize: number
   private readonly tickBudgetMs: number
+  private readonly leaseMs: number
   private readonly onError: (err: unknown) => void
-  private readonly runBatch: (rows: ReminderRow[], nowMs: number, out: TickResult) => void
   private task: ScheduledTask | undefined
 
   constructor(opts: TickerOptions) {
-    const sqlite = opts.handle.sqlite
-    this.store = new ReminderStore(sqlite)
+    this.db = opts.db
+    this.store = new ReminderStore(opts.db)
+    this.settings = new SettingsService(opts.db, opts.clock)
     this.clock = opts.clock
     this.dispatcher = opts.dispatcher
     this.batchSize = opts.batchSize ?? 500
     this.tickBudgetMs = opts.tickBudgetMs ?? 500
+    this.leaseMs = opts.leaseMs ?? 5_000
     this.onError = opts.onError ?? (() => {})
-    const settings = new SettingsService(sqlite, opts.clock)
-    this.runBatch = sqlite.transaction((rows: ReminderRow[], nowMs: number, out: TickResult) => {
+  }
+
+  /** Fires everything due at `nowMs` (batch by batch, within the tick budget), then pumps delivery. */
+  async tick(nowMs: number = this.clock()): Promise<TickResult> {
+    const out: TickResult = { fired: 0, held: 0, skipped: 0 }
+    const started = performance.now()
+    for (;;) {
+      const claims = await this.store.claimDue(nowMs, nowMs + this.leaseMs, this.batchSize)
+      if (claims.length === 0) break
+      await this.fireClaimed(claims, nowMs, out)
+      // Not `claims.length < batchSize`: another replica's locked rows may have cut the batch short.
+      if (performance.now() - started > this.tickBudgetMs) break
+    }
+    if (this.dispatcher) await this.dispatcher.pump()
+    return out
+  }
+
+  /** One transaction: every claim still ours is fired (or found moved on) and released. */
+  private fireClaimed(claims: readonly Claim[], nowMs: number, out: TickResult): Promise<void> {
+    return this.db.transaction(async () => {
       const byAgent = new Map<string, AgentSettings>()
-      for (const row of rows) {
+      // Claims come soonest first; rows are locked in that order, as every ticker locks them.
+      for (const claim of claims) {
+        const row = await this.store.claimed(claim)
+        // Retaken by another ticker after the lease ran out, or deleted meanwhile.
+        if (!row) continue
+        await this.store.release(claim)
+        // A patch, a manual trigger or a turn may have moved it on since the claim.
+        if (row.next_fire_at === null || row.next_fire_at > nowMs) continue
         let s = byAgent.get(row.agent_id)
-        if (!s) byAgent.set(row.agent_id, (s = settings.get(row.agent_id)))
-        const done = fireDue(this.store, row, nowMs, s)
+        if (!s) byAgent.set(row.agent_id, (s = await this.settings.get(row.agent_id)))
+        const done = await fireDue(this.store, row, nowMs, s)
         if (done.kind === 'fired') out.fired += done.announced
         else out[done.kind]++
       }
     })
   }
 
-  /** Fires everything due at `nowMs` (batch by batch, within the tick budget), then pumps delivery. */
-  tick(nowMs: number = this.clock()): TickResult {
-    const out: TickResult = { fired: 0, held: 0, skipped: 0 }
-    const started = performance.now()
-    for (;;) {
-      const rows = this.store.dueAll(nowMs, this.batchSize)
-      if (rows.length === 0) break
-      this.runBatch(rows, nowMs, out)
-      if (rows.length < this.batchSize || performance.now() - started > this.tickBudgetMs) break
-    }
-    if (this.dispatcher) this.dispatcher.pump()
-    return out
-  }
-
-  /** Starts the per-second task (server.ts, after listen). Recovers claims a crash left behind. */
+  /**
+   * Starts the per-second task (server.ts, after listen). On SQLite (one process) delivery claims
+   * left at start are a crashed run's and are released; on PostgreSQL they may be another
+   * replica's live ones, so they are left to their leases. Reminder claims always are.
+   */
   start(): void {
     if (this.task) return
-    this.dispatcher?.recover()
+    const dispatcher = this.db.dialect === 'sqlite' ? this.dispatcher : undefined
+    const recovered = Promise.resolve()
+      .then(() => dispatcher?.recover())
+      .catch((err: unknown) => this.onError(err))
     this.task = cron.schedule(
       '* * * * * *',
-      () => {
+      async () => {
         try {
-          this.tick()
+          await recovered
+          await this.tick()
         } catch (err) {
           this.onError(err)
         }

@@ -6,7 +6,6 @@
  * (`fireReminder`: one-shots become `triggered`, recurring ones stay `pending` and advance) in
  * the same transaction that selected them, without a webhook: the agent has them in the response.
  */
-import type Database from 'better-sqlite3'
 import type { Clock } from '../engine/clock.js'
 import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
 import { cachedTokenCount, countTokensByLines } from '../engine/token-fit.js'
@@ -50,7 +49,7 @@ export interface TurnPartsProvider {
     messages: TurnMessage[] | undefined
     nowMs: number
     fit: (parts: readonly TurnPart[]) => ReadonlySet<number>
-  }): { parts: TurnPart[]; messages?: TurnMessage[]; skipped?: SkippedPart[] }
+  }): Promise<{ parts: TurnPart[]; messages?: TurnMessage[]; skipped?: SkippedPart[] }>
 }
 
 export interface TurnInput {
@@ -103,14 +102,15 @@ export class TurnsService {
     this.provider = provider
   }
 
-  start(agentId: string, input: TurnInput): TurnResult {
+  async start(agentId: string, input: TurnInput): Promise<TurnResult> {
     const nowMs = input.now === undefined ? this.clock() : requestInstant(input.now, fieldPath('body', 'now'))
-    const sqlite: Database.Database = this.reminders.sqlite
-    return sqlite.transaction((): TurnResult => {
-      const settings = this.reminders.settings.get(agentId)
+    return this.reminders.db.transaction(async (): Promise<TurnResult> => {
+      const settings = await this.reminders.settings.get(agentId)
       const byId = new Map<string, ReminderRow>()
-      for (const r of this.reminders.store.due(agentId, nowMs, MAX_CANDIDATES)) byId.set(r.id, r)
-      for (const r of this.search.contextMatches(agentId, input.user_message, nowMs)) byId.set(r.id, r)
+      // Locked (PostgreSQL) until the turn commits: a concurrent turn or the ticker cannot fire
+      // them meanwhile, and one already fired by either is no longer due when read here.
+      for (const r of await this.reminders.store.due(agentId, nowMs, MAX_CANDIDATES, true)) byId.set(r.id, r)
+      for (const r of await this.search.contextMatches(agentId, input.user_message, nowMs)) byId.set(r.id, r)
       const candidates = [...byId.values()].sort(compareForInjection).slice(0, MAX_CANDIDATES)
       const quiet = isQuietHours(settings, nowMs)
       const held = quiet ? candidates.filter((r) => r.priority !== 'urgent' && r.quiet_hours_exempt !== 1) : []
@@ -127,7 +127,7 @@ export class TurnsService {
       if (input.session_id !== undefined) {
         // Until sessions exist no session id can be valid for this agent.
         if (!this.provider) throw notFound('session', input.session_id)
-        session = this.provider.turnParts({
+        session = await this.provider.turnParts({
           agentId, sessionId: input.session_id, iteration: input.iteration, messages: input.messages, nowMs, fit: fitParts,
         })
       }
@@ -135,7 +135,7 @@ export class TurnsService {
       if (fitted?.parts !== session.parts) fitParts(session.parts)
       const fit = fitted!.fit
       const delivered = eligible.filter((r) => fit.accepted.has(`reminder:${r.id}`))
-      const reminders = this.reminders.markFired(delivered, nowMs, settings.timezone)
+      const reminders = await this.reminders.markFired(delivered, nowMs, settings.timezone)
 
       const parts: TurnPartReport[] = [
         ...session.parts.map((p, i) => report(p.kind, p.priority, p.content, fit.accepted.get(`part:${i}`))),
@@ -155,7 +155,7 @@ export class TurnsService {
       const result: TurnResult = { reminders, injection: { text: fit.text, token_estimate: fit.tokens }, parts }
       if (session.messages !== undefined) result.messages = session.messages
       return result
-    })()
+    })
   }
 }
 

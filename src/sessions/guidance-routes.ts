@@ -37,13 +37,13 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: DriftCheck, ...problemResponses },
       },
     },
-    async (request) => sessions.driftCheck(request.agentId, request.params.id, request.body.action, request.body.step_number, request.uow),
+    async (request) => await sessions.driftCheck(request.agentId, request.params.id, request.body.action, request.body.step_number, request.uow),
   )
 
   app.get(
     '/sessions/:id/drift/trend',
     { config: { auth: 'agent' }, schema: { operationId: 'getDriftTrend', tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
-    async (request) => sessions.trend(request.agentId, request.params.id, request.query.window),
+    async (request) => await sessions.trend(request.agentId, request.params.id, request.query.window),
   )
 
   app.get(
@@ -59,25 +59,25 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: DriftEventList, ...problemResponses },
       },
     },
-    async (request) => sessions.driftEvents(request.agentId, request.params.id, request.query.limit, request.query.cursor),
+    async (request) => await sessions.driftEvents(request.agentId, request.params.id, request.query.limit, request.query.cursor),
   )
 
   app.post(
     '/sessions/:id/drift/reset',
     { config: { auth: 'agent' }, schema: { operationId: 'resetDrift', tags, summary: 'Reset the consecutive drift counter.', params, response: { 200: GoalState, ...problemResponses } } },
-    async (request) => sessions.resetDrift(request.agentId, request.params.id),
+    async (request) => await sessions.resetDrift(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/loop/reset',
     { config: { auth: 'agent' }, schema: { operationId: 'resetLoop', tags, summary: 'Forget seen step states and clear the loop flag.', params, response: { 200: GoalState, ...problemResponses } } },
-    async (request) => sessions.resetLoop(request.agentId, request.params.id),
+    async (request) => await sessions.resetLoop(request.agentId, request.params.id),
   )
 
   app.post(
     '/sessions/:id/pitfalls',
     { config: { auth: 'agent' }, schema: { operationId: 'addPitfall', tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
-    async (request) => sessions.addPitfall(request.agentId, request.params.id, request.body.text),
+    async (request) => await sessions.addPitfall(request.agentId, request.params.id, request.body.text),
   )
 
   app.post(
@@ -86,7 +86,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
       config: { auth: 'agent' },
       schema: { operationId: 'addTriedApproach', tags, summary: 'Record a tried approach (duplicates ignored).', params, body: TextBody, response: { 200: TriedApproaches, ...problemResponses } },
     },
-    async (request) => sessions.addTriedApproach(request.agentId, request.params.id, request.body.text),
+    async (request) => await sessions.addTriedApproach(request.agentId, request.params.id, request.body.text),
   )
 
   app.get(
@@ -104,7 +104,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
     },
     async (request) => {
       const { turn, ...overrides } = request.query
-      return sessions.reminder(request.agentId, request.params.id, turn, overrides)
+      return await sessions.reminder(request.agentId, request.params.id, turn, overrides)
     },
   )
 
@@ -121,7 +121,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: RecitationContext, ...problemResponses },
       },
     },
-    async (request) => sessions.setContext(request.agentId, request.params.id, request.body),
+    async (request) => await sessions.setContext(request.agentId, request.params.id, request.body),
   )
 
   app.get(
@@ -137,7 +137,7 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: RecitationPreview, ...problemResponses },
       },
     },
-    async (request) => sessions.recitation(request.agentId, request.params.id, request.query.iteration, request.query.context_tokens),
+    async (request) => await sessions.recitation(request.agentId, request.params.id, request.query.iteration, request.query.context_tokens),
   )
 
   app.get(
@@ -168,6 +168,6 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         response: { 200: RecitationInjection, ...problemResponses },
       },
     },
-    async (request) => sessions.injectRecitation(request.agentId, request.params.id, request.body),
+    async (request) => await sessions.injectRecitation(request.agentId, request.params.id, request.body),
   )
 }

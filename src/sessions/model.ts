@@ -108,7 +108,8 @@ export function signalColumns(s: StepSignals): Pick<StepRow, 'tool' | 'error' | 
 export function signalsOf(row: Pick<JournalStep, 'tool' | 'error' | 'tokens' | 'cost_usd'>): StepSignals {
   const out: StepSignals = {}
   if (row.tool !== null) out.tool = JSON.parse(row.tool) as StepTool
-  if (row.error !== null) out.error = row.error === 1
+  // 0/1 on SQLite, a boolean on PostgreSQL.
+  if (row.error !== null) out.error = row.error === 1 || row.error === true
   if (row.tokens !== null) out.tokens = row.tokens
   if (row.cost_usd !== null) out.cost_usd = row.cost_usd
   return out

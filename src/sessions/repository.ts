@@ -1,12 +1,12 @@
 /**
- * Every SQL statement over `sessions`, `steps`, `drift_events` and `session_snapshots`. Every
- * statement on the first three is scoped by agent_id, so another agent's session id simply finds
- * nothing (and becomes a 404); a snapshot is only read for a session whose scoped row was found.
- * Row types come from the Drizzle schema (src/db/schema/sessions.ts).
+ * Every SQL statement over `sessions`, `steps`, `drift_events` and `session_snapshots`, on either
+ * dialect. Every statement on the first three is scoped by agent_id, so another agent's session id
+ * simply finds nothing (and becomes a 404); a snapshot is only read for a session whose scoped row
+ * was found. Row types come from the Drizzle schema (src/db/schema/sessions.ts); `steps.error` is
+ * an integer on SQLite and a boolean on PostgreSQL (model.ts reads either).
  */
-import type Database from 'better-sqlite3'
 import type { InferInsertModel, InferSelectModel } from 'drizzle-orm'
-import { preparer, type Stmt } from '../db/lazy-statement.js'
+import type { SqlDatabase } from '../db/database.js'
 import type { driftEvents, sessions, steps } from '../db/schema/index.js'
 
 type Db = { dbColumnNames: true }
@@ -26,7 +26,7 @@ export interface JournalStep {
   similarity: number | null
   /** The optional fields the step was sent with (`tool` as JSON), null when absent. */
   tool: string | null
-  error: number | null
+  error: number | boolean | null
   tokens: number | null
   cost_usd: number | null
 }
@@ -40,7 +40,7 @@ export interface RecentStep {
 }
 
 /** The engine state written with a new version, on top of `version`; no snapshot for a journaled step. */
-export interface StateWrite {
+export type StateWrite = {
   id: string
   agent_id: string
   version: number
@@ -51,132 +51,159 @@ export interface StateWrite {
   updated_at: number
 }
 
+export type AttrsWrite = {
+  id: string
+  agent_id: string
+  status: string
+  metadata: string
+  updated_at: number
+}
+
 const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, created_at, updated_at'
+const STEP = `session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
+  tool, error, tokens, cost_usd`
+
+/** The statements whose text differs between the dialects (JSON access, row locks). */
+const DIALECT = {
+  sqlite: {
+    similarity: "drift ->> '$.similarity'",
+    mode: "drift ->> '$.similarity_mode'",
+    // BEGIN IMMEDIATE already holds the database's write lock.
+    lockKey: '',
+  },
+  postgres: {
+    similarity: "(drift::jsonb ->> 'similarity')::float8",
+    mode: "drift::jsonb ->> 'similarity_mode'",
+    // A writer on another connection or replica waits for this write instead of losing the version race.
+    lockKey: ' FOR NO KEY UPDATE',
+  },
+} as const
+
+const SQL = {
+  insert: `INSERT INTO sessions (${META})
+    VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at)`,
+  meta: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`,
+  key: 'SELECT id, agent_id, status, version FROM sessions WHERE agent_id = ? AND id = ?',
+  // One statement, so the version and its snapshot come from one view of the database on either dialect.
+  stored: `SELECT s.version, p.snapshot FROM sessions s JOIN session_snapshots p ON p.session_id = s.id
+    WHERE s.agent_id = ? AND s.id = ?`,
+  // Optimistic concurrency: the write lands only on the version it was computed from.
+  write: `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = @version + 1, updated_at = @updated_at
+    WHERE agent_id = @agent_id AND id = @id AND version = @version`,
+  putSnapshot: `INSERT INTO session_snapshots (session_id, version, snapshot) VALUES (?, ?, ?)
+    ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot`,
+  writeAttrs: `UPDATE sessions SET status = @status, metadata = @metadata, version = version + 1, updated_at = @updated_at
+    WHERE agent_id = @agent_id AND id = @id`,
+  remove: 'DELETE FROM sessions WHERE agent_id = ? AND id = ?',
+  listAll: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?`,
+  listByStatus: `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
+  // Newest first (the dashboard's list): 'ses_~' sorts after every id (byte order: C collation on PostgreSQL), so no cursor means from the top.
+  listNewest: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+  listNewestByStatus: `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+  insertStep: `INSERT INTO steps (${STEP})
+    VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version,
+      @tool, @error, @tokens, @cost_usd)`,
+  listSteps: `SELECT ${STEP} FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?`,
+  insertDriftEvent: `INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
+    VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`,
+  listDriftEvents: 'SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+}
 
 export class SessionRepository {
-  private readonly insertRow: Stmt<[SessionRow]>
-  private readonly metaRow: Stmt<[string, string], SessionRow>
-  private readonly keyRow: Stmt<[string, string], SessionKey>
-  private readonly writeRow: Stmt<[Omit<StateWrite, 'snapshot'>]>
-  private readonly snapshotRow: Stmt<[string], { version: number; snapshot: string }>
-  private readonly putSnapshot: Stmt<[string, number, string]>
-  private readonly writeAttrsRow: Stmt<[{ id: string; agent_id: string; status: string; metadata: string; updated_at: number }]>
-  private readonly removeRow: Stmt<[string, string]>
-  private readonly listAll: Stmt<[string, string, number], SessionRow>
-  private readonly listByStatus: Stmt<[string, string, string, number], SessionRow>
-  private readonly listNewest: Stmt<[string, string, number], SessionRow>
-  private readonly listNewestByStatus: Stmt<[string, string, string, number], SessionRow>
-  private readonly recentStepRows: Stmt<[string, string, number], RecentStep>
-  private readonly insertStepRow: Stmt<[InferInsertModel<typeof steps, Db>]>
-  private readonly listStepRows: Stmt<[string, string, number, number], StepRow>
-  private readonly journalStepRows: Stmt<[string, number], JournalStep>
-  private readonly insertDriftEventRow: Stmt<[InferInsertModel<typeof driftEvents, Db>]>
-  private readonly listDriftEventRows: Stmt<[string, string, number, number], DriftEventRow>
+  private readonly db: SqlDatabase
+  private readonly lockKeySql: string
+  private readonly recentStepsSql: string
+  private readonly journalStepsSql: string
 
-  constructor(sqlite: Database.Database) {
-    const prepare = preparer(sqlite)
-    this.insertRow = prepare(`INSERT INTO sessions (${META})
-      VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at)`)
-    this.metaRow = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`)
-    this.keyRow = prepare('SELECT id, agent_id, status, version FROM sessions WHERE agent_id = ? AND id = ?')
-    // Optimistic concurrency: the write lands only on the version it was computed from.
-    this.writeRow = prepare(`UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = @version + 1, updated_at = @updated_at
-      WHERE agent_id = @agent_id AND id = @id AND version = @version`)
-    this.snapshotRow = prepare('SELECT version, snapshot FROM session_snapshots WHERE session_id = ?')
-    this.putSnapshot = prepare(`INSERT INTO session_snapshots (session_id, version, snapshot) VALUES (?, ?, ?)
-      ON CONFLICT (session_id) DO UPDATE SET version = excluded.version, snapshot = excluded.snapshot`)
-    this.writeAttrsRow = prepare(`UPDATE sessions SET status = @status, metadata = @metadata, version = version + 1, updated_at = @updated_at
-      WHERE agent_id = @agent_id AND id = @id`)
-    this.removeRow = prepare('DELETE FROM sessions WHERE agent_id = ? AND id = ?')
-    this.listAll = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?`)
-    this.listByStatus = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`)
-    // Newest first (the dashboard's list): 'ses_~' sorts after every id, so no cursor means from the top.
-    this.listNewest = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?`)
-    this.listNewestByStatus = prepare(`SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?`)
-    this.recentStepRows = prepare(`SELECT step_number, recommended_action, drift ->> '$.similarity' AS similarity, created_at
-      FROM steps WHERE session_id = ? AND agent_id = ? ORDER BY step_number DESC LIMIT ?`)
-    this.insertStepRow = prepare(`INSERT INTO steps (session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
-        tool, error, tokens, cost_usd)
-      VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version,
-        @tool, @error, @tokens, @cost_usd)`)
-    this.listStepRows = prepare('SELECT * FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?')
-    this.journalStepRows = prepare(`SELECT created_at AS at, description, output,
-        CASE WHEN drift ->> '$.similarity_mode' = 'enhanced' THEN NULL ELSE drift ->> '$.similarity' END AS similarity,
+  constructor(db: SqlDatabase) {
+    this.db = db
+    const d = DIALECT[db.dialect]
+    this.lockKeySql = SQL.key + d.lockKey
+    this.recentStepsSql = `SELECT step_number, recommended_action, ${d.similarity} AS similarity, created_at
+      FROM steps WHERE session_id = ? AND agent_id = ? ORDER BY step_number DESC LIMIT ?`
+    // Bounded by the version read with the snapshot: a step committed since belongs to a later version.
+    this.journalStepsSql = `SELECT created_at AS at, description, output,
+        CASE WHEN ${d.mode} = 'enhanced' THEN NULL ELSE ${d.similarity} END AS similarity,
         tool, error, tokens, cost_usd
-      FROM steps WHERE session_id = ? AND step_number > ? ORDER BY step_number`)
-    this.insertDriftEventRow = prepare(`INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
-      VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`)
-    this.listDriftEventRows = prepare('SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+      FROM steps WHERE session_id = ? AND step_number > ? AND (version IS NULL OR version <= ?) ORDER BY step_number`
   }
 
   /** A new session's row and its first snapshot (the caller holds the transaction). */
-  insert(row: SessionRow, snapshot: string): void {
-    this.insertRow.run(row)
-    this.putSnapshot.run(row.id, row.version, snapshot)
+  async insert(row: SessionRow, snapshot: string): Promise<void> {
+    await this.db.run(SQL.insert, row)
+    await this.db.run(SQL.putSnapshot, [row.id, row.version, snapshot])
   }
 
-  meta(agentId: string, id: string): SessionRow | undefined {
-    return this.metaRow.get(agentId, id)
+  meta(agentId: string, id: string): Promise<SessionRow | undefined> {
+    return this.db.get(SQL.meta, [agentId, id])
   }
 
-  key(agentId: string, id: string): SessionKey | undefined {
-    return this.keyRow.get(agentId, id)
+  key(agentId: string, id: string): Promise<SessionKey | undefined> {
+    return this.db.get(SQL.key, [agentId, id])
   }
 
-  snapshot(id: string): { version: number; snapshot: string } | undefined {
-    return this.snapshotRow.get(id)
+  /** The key of a session about to be written, its row locked until the transaction ends (PostgreSQL). */
+  lockKey(agentId: string, id: string): Promise<SessionKey | undefined> {
+    return this.db.get(this.lockKeySql, [agentId, id])
+  }
+
+  /** The session's version and the latest snapshot (written at or before it). */
+  stored(agentId: string, id: string): Promise<{ version: number; snapshot: string } | undefined> {
+    return this.db.get(SQL.stored, [agentId, id])
   }
 
   /** Writes the engine state as version + 1; false when the row is no longer at `version` (another writer won). */
-  writeState(w: StateWrite): boolean {
+  async writeState(w: StateWrite): Promise<boolean> {
     const { snapshot, ...row } = w
-    if (this.writeRow.run(row).changes !== 1) return false
-    if (snapshot !== undefined) this.putSnapshot.run(w.id, w.version + 1, snapshot)
+    if ((await this.db.run(SQL.write, row)) !== 1) return false
+    if (snapshot !== undefined) await this.db.run(SQL.putSnapshot, [w.id, w.version + 1, snapshot])
     return true
   }
 
   /** Status and metadata only: the engine state (and its snapshot) stays as it is. */
-  writeAttrs(row: { id: string; agent_id: string; status: string; metadata: string; updated_at: number }): boolean {
-    return this.writeAttrsRow.run(row).changes === 1
+  async writeAttrs(row: AttrsWrite): Promise<boolean> {
+    return (await this.db.run(SQL.writeAttrs, row)) === 1
   }
 
-  remove(agentId: string, id: string): boolean {
-    return this.removeRow.run(agentId, id).changes > 0
+  async remove(agentId: string, id: string): Promise<boolean> {
+    return (await this.db.run(SQL.remove, [agentId, id])) > 0
   }
 
   /** One page in id (= creation) order plus one row, to know whether more follow. */
-  list(agentId: string, status: string | undefined, limit: number, cursor = ''): SessionRow[] {
-    return status === undefined ? this.listAll.all(agentId, cursor, limit + 1) : this.listByStatus.all(agentId, status, cursor, limit + 1)
+  list(agentId: string, status: string | undefined, limit: number, cursor = ''): Promise<SessionRow[]> {
+    return status === undefined ? this.db.all(SQL.listAll, [agentId, cursor, limit + 1]) : this.db.all(SQL.listByStatus, [agentId, status, cursor, limit + 1])
   }
 
   /** Like `list`, newest first: the cursor is the last (oldest) id of the previous page. */
-  listNewestFirst(agentId: string, status: string | undefined, limit: number, cursor = 'ses_~'): SessionRow[] {
-    return status === undefined ? this.listNewest.all(agentId, cursor, limit + 1) : this.listNewestByStatus.all(agentId, status, cursor, limit + 1)
+  listNewestFirst(agentId: string, status: string | undefined, limit: number, cursor = 'ses_~'): Promise<SessionRow[]> {
+    return status === undefined
+      ? this.db.all(SQL.listNewest, [agentId, cursor, limit + 1])
+      : this.db.all(SQL.listNewestByStatus, [agentId, status, cursor, limit + 1])
   }
 
   /** The session's last `count` steps, newest first (step numbers run 1..n, so the first is the step count). */
-  recentSteps(agentId: string, id: string, count: number): RecentStep[] {
-    return this.recentStepRows.all(id, agentId, count)
+  recentSteps(agentId: string, id: string, count: number): Promise<RecentStep[]> {
+    return this.db.all(this.recentStepsSql, [id, agentId, count])
   }
 
-  insertStep(row: InferInsertModel<typeof steps, Db>): void {
-    this.insertStepRow.run(row)
+  async insertStep(row: InferInsertModel<typeof steps, Db>): Promise<void> {
+    await this.db.run(SQL.insertStep, row)
   }
 
-  steps(agentId: string, id: string, after: number, limit: number): StepRow[] {
-    return this.listStepRows.all(id, agentId, after, limit + 1)
+  steps(agentId: string, id: string, after: number, limit: number): Promise<StepRow[]> {
+    return this.db.all(SQL.listSteps, [id, agentId, after, limit + 1])
   }
 
-  /** The session's steps numbered past `stepCount` (its snapshot's), oldest first. */
-  journalSteps(id: string, stepCount: number): JournalStep[] {
-    return this.journalStepRows.all(id, stepCount)
+  /** The session's steps numbered past `stepCount` (its snapshot's) up to `version`, oldest first. */
+  journalSteps(id: string, stepCount: number, version: number): Promise<JournalStep[]> {
+    return this.db.all(this.journalStepsSql, [id, stepCount, version])
   }
 
-  insertDriftEvent(row: InferInsertModel<typeof driftEvents, Db>): void {
-    this.insertDriftEventRow.run(row)
+  async insertDriftEvent(row: InferInsertModel<typeof driftEvents, Db>): Promise<void> {
+    await this.db.run(SQL.insertDriftEvent, row)
   }
 
-  driftEvents(agentId: string, id: string, after: number, limit: number): DriftEventRow[] {
-    return this.listDriftEventRows.all(id, agentId, after, limit + 1)
+  driftEvents(agentId: string, id: string, after: number, limit: number): Promise<DriftEventRow[]> {
+    return this.db.all(SQL.listDriftEvents, [id, agentId, after, limit + 1])
   }
 }

@@ -34,7 +34,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 201: Session, ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(201).send(sessions.create(request.agentId, request.body, request.uow)),
+    async (request, reply) => reply.code(201).send(await sessions.create(request.agentId, request.body, request.uow)),
   )
 
   app.get(
@@ -43,7 +43,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { auth: 'agent' },
       schema: { operationId: 'listSessions', tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
-    async (request) => sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+    async (request) => await sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
   )
 
   app.get(
@@ -64,7 +64,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.get(
     '/sessions/:id',
     { config: { auth: 'agent' }, schema: { operationId: 'getSession', tags, summary: 'Get a session.', params: SessionParams, response: { 200: Session, ...problemResponses } } },
-    async (request) => sessions.get(request.agentId, request.params.id),
+    async (request) => await sessions.get(request.agentId, request.params.id),
   )
 
   app.patch(
@@ -80,7 +80,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 200: Session, ...problemResponses },
       },
     },
-    async (request) => sessions.update(request.agentId, request.params.id, request.body),
+    async (request) => await sessions.update(request.agentId, request.params.id, request.body),
   )
 
   app.delete(
@@ -96,7 +96,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       },
     },
     async (request, reply) => {
-      sessions.delete(request.agentId, request.params.id)
+      await sessions.delete(request.agentId, request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -114,7 +114,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 200: Session, ...problemResponses },
       },
     },
-    async (request) => sessions.setGoal(request.agentId, request.params.id, request.body.goal),
+    async (request) => await sessions.setGoal(request.agentId, request.params.id, request.body.goal),
   )
 
   app.put(
@@ -130,13 +130,13 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 200: Session, ...problemResponses },
       },
     },
-    async (request) => sessions.setPlan(request.agentId, request.params.id, request.body.steps),
+    async (request) => await sessions.setPlan(request.agentId, request.params.id, request.body.steps),
   )
 
   app.get(
     '/sessions/:id/summary',
     { config: { auth: 'agent' }, schema: { operationId: 'getSessionSummary', tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
-    async (request) => sessions.summary(request.agentId, request.params.id),
+    async (request) => await sessions.summary(request.agentId, request.params.id),
   )
 
   app.post(
@@ -171,6 +171,6 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 200: StepList, ...problemResponses },
       },
     },
-    async (request) => sessions.steps(request.agentId, request.params.id, request.query.limit, request.query.cursor),
+    async (request) => await sessions.steps(request.agentId, request.params.id, request.query.limit, request.query.cursor),
   )
 }

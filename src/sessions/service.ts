@@ -3,8 +3,8 @@
  * write loads the session (scoped by agent), runs the pure engine and persists in the caller's
  * unit of work (store.ts); reads use the cached engine of the row's current version.
  */
-import type Database from 'better-sqlite3'
-import { SqliteUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
+import type { SqlDatabase } from '../db/database.js'
+import { UnitOfWork } from '../db/unit-of-work.js'
 import type { Clock } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftTrend } from '../engine/goal-dna.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
@@ -34,11 +34,11 @@ import {
 } from './model.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
 import type { SessionKey } from './repository.js'
-import { assertActive, LostRace, raceConflict, SessionStore, type Outcome } from './store.js'
+import { assertActive, LostRace, raceConflict, SessionStore, WRITE_ATTEMPTS, type Outcome } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
 
 export interface SessionsDeps {
-  sqlite: Database.Database
+  db: SqlDatabase
   clock: Clock
   metrics: Metrics
   /** Set when GOALKEEPER_LLM_URL is configured; used by sessions with `config.llm_verify`. */
@@ -50,25 +50,22 @@ export interface SessionsDeps {
   cacheMax?: number
 }
 
-/** Attempts of an LLM-verified step before a lost race becomes a 409. */
-const STEP_ATTEMPTS = 3
-
 export class SessionsService implements TurnPartsProvider {
   readonly store: SessionStore
-  private readonly sqlite: Database.Database
+  private readonly db: SqlDatabase
   private readonly clock: Clock
   private readonly metrics: Metrics
   private readonly llmVerify: LlmVerifyFn | undefined
   private readonly embeddings: GoalEmbeddings | undefined
 
   constructor(deps: SessionsDeps) {
-    this.sqlite = deps.sqlite
+    this.db = deps.db
     this.clock = deps.clock
     this.metrics = deps.metrics
     this.llmVerify = deps.llmVerify
     this.embeddings = deps.embeddings
     this.store = new SessionStore({
-      sqlite: deps.sqlite,
+      db: deps.db,
       clock: deps.clock,
       metrics: deps.metrics,
       engineOptions: deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs },
@@ -78,10 +75,10 @@ export class SessionsService implements TurnPartsProvider {
 
   /** A unit of work of its own, for callers outside a request (tests, scripts). */
   private own(): UnitOfWork {
-    return new SqliteUnitOfWork(this.sqlite)
+    return new UnitOfWork(this.db)
   }
 
-  create(agentId: string, input: CreateSessionInput, uow: UnitOfWork = this.own()): Session {
+  async create(agentId: string, input: CreateSessionInput, uow: UnitOfWork = this.own()): Promise<Session> {
     let session: GoalSession
     try {
       if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) throw new SessionConfigError('similarity', `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`)
@@ -106,37 +103,39 @@ export class SessionsService implements TurnPartsProvider {
       updated_at: now,
     }
     const snapshot = JSON.stringify(session.toJSON())
-    return uow.run(() => {
-      this.store.repo.insert(row, snapshot)
+    return await uow.run(async () => {
+      await this.store.repo.insert(row, snapshot)
       return toSession(row)
     })
   }
 
-  list(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Page<Session> {
-    const page = pageOf(this.store.repo.list(agentId, status, limit, cursor), limit)
+  async list(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Promise<Page<Session>> {
+    const page = pageOf(await this.store.repo.list(agentId, status, limit, cursor), limit)
     return { ...page, items: page.items.map(toSession) }
   }
 
   /** The dashboard's list: newest first, each session with its step count, last verdict and recent similarity. */
-  overview(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Page<SessionDigest> {
-    const page = pageOf(this.store.repo.listNewestFirst(agentId, status, limit, cursor), limit)
-    return { ...page, items: page.items.map((row) => toDigest(row, this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))) }
+  async overview(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Promise<Page<SessionDigest>> {
+    const page = pageOf(await this.store.repo.listNewestFirst(agentId, status, limit, cursor), limit)
+    const items: SessionDigest[] = []
+    for (const row of page.items) items.push(toDigest(row, await this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS)))
+    return { ...page, items }
   }
 
-  get(agentId: string, id: string): Session {
-    return toSession(this.store.meta(agentId, id))
+  async get(agentId: string, id: string): Promise<Session> {
+    return toSession(await this.store.meta(agentId, id))
   }
 
-  delete(agentId: string, id: string): void {
-    const removed = this.store.repo.remove(agentId, id)
+  async delete(agentId: string, id: string): Promise<void> {
+    const removed = await this.store.repo.remove(agentId, id)
     this.store.forget(id)
     if (!removed) throw notFound('session', id)
   }
 
   /** Archive / unarchive and replace metadata. The engine state is untouched. */
-  update(agentId: string, id: string, patch: { status?: SessionStatus; metadata?: Record<string, unknown> }): Session {
-    return this.own().run(() => {
-      const meta = this.store.meta(agentId, id)
+  async update(agentId: string, id: string, patch: { status?: SessionStatus; metadata?: Record<string, unknown> }): Promise<Session> {
+    return await this.own().run(async () => {
+      const meta = await this.store.meta(agentId, id)
       const next = {
         id,
         agent_id: agentId,
@@ -144,27 +143,27 @@ export class SessionsService implements TurnPartsProvider {
         metadata: patch.metadata === undefined ? meta.metadata : JSON.stringify(patch.metadata),
         updated_at: this.clock(),
       }
-      this.store.repo.writeAttrs(next)
+      await this.store.repo.writeAttrs(next)
       return toSession({ ...meta, ...next, version: meta.version + 1 })
     })
   }
 
-  private write<T>(agentId: string, id: string, fn: (s: GoalSession) => Outcome<T>, uow: UnitOfWork = this.own()): T {
+  private write<T>(agentId: string, id: string, fn: (s: GoalSession) => Outcome<T>, uow: UnitOfWork = this.own()): Promise<T> {
     return this.store.mutate(uow, agentId, id, fn)
   }
 
-  setGoal(agentId: string, id: string, goal: string): Session {
-    this.write(agentId, id, (s) => ({ result: s.setGoal(goal) }))
-    return this.get(agentId, id)
+  async setGoal(agentId: string, id: string, goal: string): Promise<Session> {
+    await this.write(agentId, id, (s) => ({ result: s.setGoal(goal) }))
+    return await this.get(agentId, id)
   }
 
-  setPlan(agentId: string, id: string, steps: string[]): Session {
-    this.write(agentId, id, (s) => ({ result: s.setPlan(steps) }))
-    return this.get(agentId, id)
+  async setPlan(agentId: string, id: string, steps: string[]): Promise<Session> {
+    await this.write(agentId, id, (s) => ({ result: s.setPlan(steps) }))
+    return await this.get(agentId, id)
   }
 
-  summary(agentId: string, id: string): SessionSummary {
-    return this.store.hydrate(this.store.key(agentId, id)).summary()
+  summary(agentId: string, id: string): Promise<SessionSummary> {
+    return this.store.read(agentId, id, (s) => s.summary())
   }
 
   /**
@@ -183,32 +182,26 @@ export class SessionsService implements TurnPartsProvider {
     }
     // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
     if (this.llmVerify === undefined && this.embeddings === undefined) {
-      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output, undefined, signals)), uow))
+      return this.counted(await this.write(agentId, id, (s) => stepOn(s.step(description, output, undefined, signals)), uow))
     }
-    const meta = this.store.meta(agentId, id)
+    const meta = await this.store.meta(agentId, id)
     assertActive(meta)
     const looked = await lookUp(this.embeddings, meta, description)
     if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
-      return this.counted(this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked), signals), looked), uow))
+      return this.counted(await this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked), signals), looked), uow))
     }
     let key: SessionKey = meta
-    for (let attempt = 0; attempt < STEP_ATTEMPTS; attempt++) {
-      const copy = this.store.load(key)
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const copy = await this.store.load(key)
       const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked), signals)
       // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
       const outcome = { ...stepOn(raw, looked), snapshot: true }
       try {
-        const result = uow.run(() => {
-          this.store.persist(key, copy, outcome)
-          return outcome.result
-        })
-        uow.onRollback(() => this.store.forget(id))
-        return this.counted(result)
+        return this.counted(await this.store.persistCopy(uow, key, copy, outcome))
       } catch (err) {
-        this.store.forget(id)
         if (!(err instanceof LostRace)) throw err
       }
-      key = this.store.key(agentId, id)
+      key = await this.store.key(agentId, id)
       assertActive(key)
     }
     throw raceConflict()
@@ -218,10 +211,11 @@ export class SessionsService implements TurnPartsProvider {
    * Read-only: the goal reminder and recitation the next `POST /v1/turns` without an iteration
    * would get (turn-parts.ts: the next step's number), before the token budget; nothing recorded.
    */
-  nextTurn(agentId: string, id: string): { iteration: number; reminder: GoalReminder; recitation: RecitationPreview } {
-    const session = this.store.hydrate(this.store.key(agentId, id))
-    const iteration = session.stepsTaken + 1
-    return { iteration, reminder: session.reminderPreview(iteration), recitation: session.recitation(iteration) }
+  nextTurn(agentId: string, id: string): Promise<{ iteration: number; reminder: GoalReminder; recitation: RecitationPreview }> {
+    return this.store.read(agentId, id, (session) => {
+      const iteration = session.stepsTaken + 1
+      return { iteration, reminder: session.reminderPreview(iteration), recitation: session.recitation(iteration) }
+    })
   }
 
   private counted(result: StepResult): StepResult {
@@ -229,9 +223,9 @@ export class SessionsService implements TurnPartsProvider {
     return result
   }
 
-  steps(agentId: string, id: string, limit: number, cursor?: string): Page<StepLogEntry> {
-    this.store.key(agentId, id)
-    const page = pageOf(this.store.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
+  async steps(agentId: string, id: string, limit: number, cursor?: string): Promise<Page<StepLogEntry>> {
+    await this.store.key(agentId, id)
+    const page = pageOf(await this.store.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
     return { ...page, items: page.items.map(toStep) }
   }
 
@@ -239,61 +233,61 @@ export class SessionsService implements TurnPartsProvider {
   async driftCheck(agentId: string, id: string, action: string, stepNumber?: number, uow: UnitOfWork = this.own()): Promise<DriftCheck> {
     let looked: LookedUp | undefined
     if (this.embeddings !== undefined) {
-      const meta = this.store.meta(agentId, id)
+      const meta = await this.store.meta(agentId, id)
       // An archived session answers 409 from the write below, without asking the provider.
       if (meta.status === 'active') looked = await lookUp(this.embeddings, meta, action)
     }
-    return this.write(agentId, id, (s) => {
+    return await this.write(agentId, id, (s) => {
       const { result, events } = s.driftCheck(action, stepNumber, similarityFor(s, looked))
       noteFallback(result, looked)
       return { result, events, drift_events: result.event === null ? [] : [result.event] }
     }, uow)
   }
 
-  trend(agentId: string, id: string, window: number): DriftTrend {
-    return this.store.hydrate(this.store.key(agentId, id)).trend(window)
+  trend(agentId: string, id: string, window: number): Promise<DriftTrend> {
+    return this.store.read(agentId, id, (s) => s.trend(window))
   }
 
-  driftEvents(agentId: string, id: string, limit: number, cursor?: string): Page<DriftEvent> {
-    this.store.key(agentId, id)
-    const page = pageOf(this.store.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
+  async driftEvents(agentId: string, id: string, limit: number, cursor?: string): Promise<Page<DriftEvent>> {
+    await this.store.key(agentId, id)
+    const page = pageOf(await this.store.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
     return { ...page, items: page.items.map(toDriftEvent) }
   }
 
-  resetDrift(agentId: string, id: string): GoalState {
+  resetDrift(agentId: string, id: string): Promise<GoalState> {
     return this.write(agentId, id, (s) => ({ result: s.resetDrift() }))
   }
 
-  resetLoop(agentId: string, id: string): GoalState {
+  resetLoop(agentId: string, id: string): Promise<GoalState> {
     return this.write(agentId, id, (s) => ({ result: s.resetLoop() }))
   }
 
-  addPitfall(agentId: string, id: string, text: string): { pitfalls: string[] } {
+  addPitfall(agentId: string, id: string, text: string): Promise<{ pitfalls: string[] }> {
     return this.write(agentId, id, (s) => ({ result: { pitfalls: s.addPitfall(text) } }))
   }
 
-  addTriedApproach(agentId: string, id: string, text: string): { tried_approaches: string[] } {
+  addTriedApproach(agentId: string, id: string, text: string): Promise<{ tried_approaches: string[] }> {
     return this.write(agentId, id, (s) => ({ result: { tried_approaches: s.addTriedApproach(text) } }))
   }
 
   /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders). */
-  reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): GoalReminder {
+  reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): Promise<GoalReminder> {
     return this.write(agentId, id, (s) => ({ result: s.reminder(turn, overrides) }))
   }
 
-  setContext(agentId: string, id: string, context: RecitationContext): RecitationContext {
+  setContext(agentId: string, id: string, context: RecitationContext): Promise<RecitationContext> {
     return this.write(agentId, id, (s) => ({ result: s.setContext(context) }))
   }
 
-  recitation(agentId: string, id: string, iteration: number, contextTokens?: number): RecitationPreview {
-    return this.store.hydrate(this.store.key(agentId, id)).recitation(iteration, contextTokens)
+  recitation(agentId: string, id: string, iteration: number, contextTokens?: number): Promise<RecitationPreview> {
+    return this.store.read(agentId, id, (s) => s.recitation(iteration, contextTokens))
   }
 
   injectRecitation<M extends ChatMessage>(
     agentId: string,
     id: string,
     input: { iteration: number; messages: M[]; context_tokens?: number; force?: boolean },
-  ): RecitationInjection<M> {
+  ): Promise<RecitationInjection<M>> {
     return this.write(agentId, id, (s) => ({
       result: s.injectRecitation(input.iteration, input.messages, {
         ...(input.context_tokens === undefined ? {} : { context_tokens: input.context_tokens }),
@@ -303,7 +297,7 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   /** The goal reminder and recitation for `POST /v1/turns` (TurnPartsProvider), inside the turn's transaction. */
-  turnParts(input: TurnPartsInput): SessionTurnParts {
+  turnParts(input: TurnPartsInput): Promise<SessionTurnParts> {
     return this.write(input.agentId, input.sessionId, (s) => ({ result: sessionTurnParts(s, input) }))
   }
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { Agent } from 'undici'
-import type { DbHandle } from '../db/client.js'
+import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { newId } from '../ids.js'
 import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './delivery-store.js'
@@ -15,12 +15,15 @@ let undici: Promise<Undici> | undefined
 const loadUndici = (): Promise<Undici> => (undici ??= import('undici'))
 
 export interface DispatcherOptions {
-  handle: DbHandle
+  db: SqlDatabase
   settings: DeliverySettings
   clock: Clock
   /** Deliveries in flight at once. */
   concurrency?: number
-  /** How long a claim hides a delivery from other claims; a crash only delays it this long. */
+  /**
+   * How long a claim hides a delivery from other claims (other replicas' too): a claimer killed
+   * mid-delivery only delays it this long, then any dispatcher sends it again (same `webhook-id`).
+   */
   leaseMs?: number
   random?: () => number
   onError?: (err: unknown) => void
@@ -31,7 +34,9 @@ export interface DispatcherOptions {
 /**
  * Moves due deliveries from the outbox to their endpoints. `pump()` claims what is due (up to the
  * free concurrency) and starts it; each completion pumps again, so a backlog drains without
- * waiting for the next tick. Every attempt is recorded before the delivery is released.
+ * waiting for the next tick. Every attempt is recorded before the delivery is released. Every
+ * replica runs one on the same database: a claim is a lease, so each delivery is in flight at one
+ * dispatcher at a time (at least once overall, never two messages for one event).
  */
 export class Dispatcher {
   readonly store: DeliveryStore
@@ -46,6 +51,9 @@ export class Dispatcher {
   private readonly onError: (err: unknown) => void
   private readonly onAttempt: (outcome: 'success' | 'failure' | 'gone') => void
   private stopping = false
+  /** The claim under way: one at a time, so two pumps never claim beyond the free concurrency. */
+  private pumping: Promise<number> | undefined
+  private pumpAgain = false
 
   constructor(opts: DispatcherOptions) {
     this.settings = opts.settings
@@ -53,7 +61,7 @@ export class Dispatcher {
     this.concurrency = opts.concurrency ?? 32
     this.onError = opts.onError ?? (() => {})
     this.onAttempt = opts.onAttempt ?? (() => {})
-    this.store = new DeliveryStore(opts.handle, opts.settings, opts.leaseMs ?? opts.settings.timeoutMs + 30_000, opts.random)
+    this.store = new DeliveryStore(opts.db, opts.settings, opts.leaseMs ?? opts.settings.timeoutMs + 30_000, opts.random)
     // The guarded lookup runs on every connection, so the address checked is the address used.
     this.connect = {
       connect: opts.settings.allowPrivateUrls ? {} : { lookup: guardedLookup as never },
@@ -67,30 +75,43 @@ export class Dispatcher {
     return { request: u.request, agent: this.agent }
   }
 
-  /** Releases claims left by a process that died mid-delivery (call once at start). */
-  recover(): number {
+  /** Releases claims left by a process that died mid-delivery (call once at start; SQLite only, see DeliveryStore). */
+  recover(): Promise<number> {
     return this.store.releaseStaleClaims(this.clock())
   }
 
-  /** Claims due deliveries up to the free concurrency and starts them; returns how many. */
-  pump(): number {
-    if (this.stopping) return 0
+  /**
+   * Claims due deliveries up to the free concurrency and starts them; resolves to how many. A call
+   * while a claim is under way resolves with that claim and claims again after it.
+   */
+  pump(): Promise<number> {
+    if (this.stopping) return Promise.resolve(0)
+    if (this.pumping !== undefined) {
+      this.pumpAgain = true
+      return this.pumping
+    }
+    const pumping = this.claimAndStart().finally(() => {
+      this.pumping = undefined
+      if (this.pumpAgain) {
+        this.pumpAgain = false
+        this.pump().catch(this.onError)
+      }
+    })
+    this.pumping = pumping
+    return pumping
+  }
+
+  private async claimAndStart(): Promise<number> {
     const free = this.concurrency - this.inFlight.size
     if (free <= 0) return 0
-    const claimed = this.store.claim(this.clock(), free)
+    const claimed = await this.store.claim(this.clock(), free)
     for (const d of claimed) {
       const p: Promise<void> = this.deliver(d)
         .catch(this.onError)
         .finally(() => {
           this.inFlight.delete(p)
           // Claim in chunks (half the concurrency at a time) rather than one row per completion.
-          if (!this.stopping && this.inFlight.size <= this.concurrency / 2) {
-            try {
-              this.pump()
-            } catch (err) {
-              this.onError(err)
-            }
-          }
+          if (!this.stopping && this.inFlight.size <= this.concurrency / 2) this.pump().catch(this.onError)
         })
       this.inFlight.add(p)
     }
@@ -101,20 +122,21 @@ export class Dispatcher {
     return this.inFlight.size
   }
 
-  /** Resolves when nothing is in flight (completions may start more; this waits for those too). */
+  /** Resolves when nothing is in flight or being claimed (completions may start more; this waits for those too). */
   async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+    while (this.inFlight.size > 0 || this.pumping !== undefined) await Promise.allSettled([...this.inFlight, this.pumping])
   }
 
   /** Delivers everything due now, including what becomes due while it runs (tests, catch-up). */
   async runDue(): Promise<void> {
-    this.pump()
+    await this.pump()
     await this.drain()
   }
 
   /**
    * Stops claiming, lets in-flight deliveries finish for up to `graceMs`, then aborts the rest.
-   * Aborted deliveries are not recorded: they stay claimed and are retried after a restart.
+   * Aborted deliveries are not recorded: their claims are given back, so the next dispatcher to
+   * pump (another replica, or this one's next start) sends them again.
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true
@@ -141,13 +163,11 @@ export class Dispatcher {
       setImmediate(() => {
         const batch = this.recordQueue.splice(0)
         this.recordFlush = null
-        try {
-          this.store.recordMany(batch)
-        } catch (err) {
+        this.store
+          .recordMany(batch)
           // Unrecorded deliveries stay claimed and are retried once their lease ends.
-          this.onError(err)
-        }
-        resolve()
+          .catch(this.onError)
+          .finally(resolve)
       }),
     )
     return this.recordFlush
@@ -187,7 +207,12 @@ export class Dispatcher {
       outcome = classifyStatus(statusCode, Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null), this.clock())
       if (outcome.kind !== 'success') error = statusCode >= 300 && statusCode < 400 ? 'redirect not followed' : `HTTP ${statusCode}`
     } catch (err) {
-      if (this.abort.signal.aborted) return // shutting down: leave the claim for the next process
+      if (this.abort.signal.aborted) {
+        // Shutting down: the attempt is not recorded, and its claim goes back (the request may have
+        // arrived: a receiver may see this webhook-id again, as at-least-once allows).
+        await this.store.release(d, this.clock()).catch(this.onError)
+        return
+      }
       outcome = { kind: 'retry', retryAfterMs: null }
       error = describeError(err, this.settings.timeoutMs)
     }

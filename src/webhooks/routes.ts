@@ -96,13 +96,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
   app.get(
     '/webhooks',
     { config: { auth: 'agent' }, schema: { operationId: 'listWebhooks', tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
-    async (request) => webhooks.list(request.agentId, request.query),
+    async (request) => await webhooks.list(request.agentId, request.query),
   )
 
   app.get(
     '/webhooks/:id',
     { config: { auth: 'agent' }, schema: { operationId: 'getWebhook', tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
-    async (request) => webhooks.get(request.agentId, request.params.id),
+    async (request) => await webhooks.get(request.agentId, request.params.id),
   )
 
   app.patch(
@@ -118,14 +118,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 200: Webhook, ...problemResponses },
       },
     },
-    async (request) => webhooks.update(request.agentId, request.params.id, request.body),
+    async (request) => await webhooks.update(request.agentId, request.params.id, request.body),
   )
 
   app.delete(
     '/webhooks/:id',
     { config: { auth: 'agent' }, schema: { operationId: 'deleteWebhook', tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
     async (request, reply) => {
-      webhooks.remove(request.agentId, request.params.id)
+      await webhooks.remove(request.agentId, request.params.id)
       return reply.code(204).send(null)
     },
   )
@@ -145,7 +145,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         },
       },
     },
-    async (request) => webhooks.rotateSecret(request.agentId, request.params.id),
+    async (request) => await webhooks.rotateSecret(request.agentId, request.params.id),
   )
 
   app.post(
@@ -160,7 +160,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 202: Type.Object({ message_id: Id('msg') }, { title: 'QueuedTest' }), ...problemResponses },
       },
     },
-    async (request, reply) => reply.code(202).send(webhooks.sendTest(request.agentId, request.params.id)),
+    async (request, reply) => reply.code(202).send(await webhooks.sendTest(request.agentId, request.params.id)),
   )
 
   app.get(
@@ -176,7 +176,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         response: { 200: ListOf(Attempt), ...problemResponses },
       },
     },
-    async (request) => webhooks.attempts(request.agentId, request.params.id, request.query),
+    async (request) => await webhooks.attempts(request.agentId, request.params.id, request.query),
   )
 
   app.post(
@@ -194,6 +194,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
         },
       },
     },
-    async (request, reply) => reply.code(202).send(webhooks.retry(request.agentId, request.params.id, request.params.message_id)),
+    async (request, reply) => reply.code(202).send(await webhooks.retry(request.agentId, request.params.id, request.params.message_id)),
   )
 }

@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3'
-import { SqliteUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
+import type { SqlDatabase } from '../db/database.js'
+import { UnitOfWork } from '../db/unit-of-work.js'
 import { isoAt, type Clock } from '../engine/clock.js'
 import { notFound } from '../errors.js'
 import { newId } from '../ids.js'
@@ -67,22 +67,22 @@ function attemptView(a: AttemptRow): AttemptView {
 
 /** Webhook subscriptions of one agent; every query filters on `agent_id`. */
 export class WebhooksService {
-  private readonly sqlite: Database.Database
+  private readonly db: SqlDatabase
   private readonly repo: WebhookRepository
   private readonly outbox: Outbox
   private readonly clock: Clock
   private readonly settings: DeliverySettings
 
-  constructor(sqlite: Database.Database, clock: Clock, settings: DeliverySettings) {
-    this.sqlite = sqlite
-    this.repo = new WebhookRepository(sqlite)
-    this.outbox = new Outbox(sqlite)
+  constructor(db: SqlDatabase, clock: Clock, settings: DeliverySettings) {
+    this.db = db
+    this.repo = new WebhookRepository(db)
+    this.outbox = new Outbox(db)
     this.clock = clock
     this.settings = settings
   }
 
-  private row(agentId: string, id: string): WebhookRow {
-    const r = this.repo.find(agentId, id)
+  private async row(agentId: string, id: string, lock = false): Promise<WebhookRow> {
+    const r = lock ? await this.repo.findForUpdate(agentId, id) : await this.repo.find(agentId, id)
     if (!r) throw notFound('webhook', id)
     return r
   }
@@ -91,13 +91,13 @@ export class WebhooksService {
   async create(
     agentId: string,
     input: { url: string; event_types?: EventType[] | undefined; description?: string | undefined },
-    uow: UnitOfWork = new SqliteUnitOfWork(this.sqlite),
+    uow: UnitOfWork = new UnitOfWork(this.db),
   ): Promise<WebhookView & { secret: string }> {
     await assertWebhookUrl(input.url, this.settings.allowPrivateUrls)
     const now = this.clock()
     const secret = generateSecret()
-    return uow.run(() => {
-      const r = this.repo.insert({
+    return uow.run(async () => {
+      const r = await this.repo.insert({
         id: newId('whk', now),
         agent_id: agentId,
         url: input.url,
@@ -116,12 +116,12 @@ export class WebhooksService {
     })
   }
 
-  list(agentId: string, opts: { limit: number; cursor?: string | undefined }): Page<WebhookView> {
-    return pageOf(this.repo.list(agentId, opts.limit, opts.cursor).map(view), opts.limit)
+  async list(agentId: string, opts: { limit: number; cursor?: string | undefined }): Promise<Page<WebhookView>> {
+    return pageOf((await this.repo.list(agentId, opts.limit, opts.cursor)).map(view), opts.limit)
   }
 
-  get(agentId: string, id: string): WebhookView {
-    return view(this.row(agentId, id))
+  async get(agentId: string, id: string): Promise<WebhookView> {
+    return view(await this.row(agentId, id))
   }
 
   async update(
@@ -134,12 +134,13 @@ export class WebhooksService {
       status?: 'active' | 'disabled' | undefined
     },
   ): Promise<WebhookView> {
-    this.row(agentId, id)
+    await this.row(agentId, id)
     if (patch.url !== undefined) await assertWebhookUrl(patch.url, this.settings.allowPrivateUrls)
     const now = this.clock()
-    return this.sqlite.transaction(() => {
-      // Read again inside the transaction: the URL check above awaited.
-      const current = this.row(agentId, id)
+    return this.db.transaction(async () => {
+      // Read again inside the transaction (the URL check above awaited), holding the row so a
+      // concurrent change cannot be overwritten with what this one read.
+      const current = await this.row(agentId, id, true)
       const next = {
         id,
         url: patch.url ?? current.url,
@@ -153,51 +154,55 @@ export class WebhooksService {
       if (patch.status === 'active' && current.status === 'disabled') {
         // Re-enabling resumes what was held back while disabled, and starts the failure clock afresh.
         Object.assign(next, { status: 'active', disabled_reason: null, failing_since: null })
-        this.repo.resumeDeliveries(id, now)
+        await this.repo.resumeDeliveries(id, now)
       } else if (patch.status === 'disabled' && current.status === 'active') {
         Object.assign(next, { status: 'disabled', disabled_reason: 'Disabled through the API.' })
-        this.repo.pauseDeliveries(id, now)
+        await this.repo.pauseDeliveries(id, now)
       }
-      return view(this.repo.update(next))
-    })()
+      return view(await this.repo.update(next))
+    })
   }
 
-  remove(agentId: string, id: string): void {
-    if (!this.repo.remove(agentId, id)) throw notFound('webhook', id)
+  async remove(agentId: string, id: string): Promise<void> {
+    if (!(await this.repo.remove(agentId, id))) throw notFound('webhook', id)
   }
 
   /** New secret now; the old one keeps signing (second signature) for 24 h so receivers can roll. */
-  rotateSecret(agentId: string, id: string): { secret: string; previous_secret_expires_at: string } {
-    const current = this.row(agentId, id)
+  async rotateSecret(agentId: string, id: string): Promise<{ secret: string; previous_secret_expires_at: string }> {
     const now = this.clock()
     const secret = generateSecret()
     const expires = now + ROTATION_OVERLAP_MS
-    this.repo.rotate(id, secret, current.secret, expires, now)
+    // The row is held: two rotations at once must not both keep the same old secret.
+    await this.db.transaction(async () => {
+      const current = await this.row(agentId, id, true)
+      await this.repo.rotate(id, secret, current.secret, expires, now)
+    })
     return { secret, previous_secret_expires_at: isoAt(expires) }
   }
 
   /** Queues a signed `webhook.test` message for this endpoint only. */
-  sendTest(agentId: string, id: string): { message_id: string } {
-    this.row(agentId, id)
+  async sendTest(agentId: string, id: string): Promise<{ message_id: string }> {
+    await this.row(agentId, id)
     const now = this.clock()
-    const r = this.outbox.enqueue(agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, {
-      onlyWebhookId: id,
-    })
+    // The message and its delivery commit together.
+    const r = await this.db.transaction(() =>
+      this.outbox.enqueue(agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, { onlyWebhookId: id }),
+    )
     return { message_id: r.message_id }
   }
 
   /** The attempts log, newest first. */
-  attempts(agentId: string, id: string, opts: { limit: number; cursor?: string | undefined }): Page<AttemptView> {
-    this.row(agentId, id)
-    return pageOf(this.repo.attempts(agentId, id, opts.limit, opts.cursor).map(attemptView), opts.limit)
+  async attempts(agentId: string, id: string, opts: { limit: number; cursor?: string | undefined }): Promise<Page<AttemptView>> {
+    await this.row(agentId, id)
+    return pageOf((await this.repo.attempts(agentId, id, opts.limit, opts.cursor)).map(attemptView), opts.limit)
   }
 
   /** Manual redelivery: the message goes out again now (one more attempt, same `webhook-id`). */
-  retry(agentId: string, id: string, messageId: string): { message_id: string; status: 'queued' } {
-    this.row(agentId, id)
+  async retry(agentId: string, id: string, messageId: string): Promise<{ message_id: string; status: 'queued' }> {
+    await this.row(agentId, id)
     const now = this.clock()
-    if (this.repo.delivery(agentId, id, messageId) === undefined) throw notFound('delivery', messageId)
-    this.repo.requeue(agentId, id, messageId, now)
+    if ((await this.repo.delivery(agentId, id, messageId)) === undefined) throw notFound('delivery', messageId)
+    await this.repo.requeue(agentId, id, messageId, now)
     return { message_id: messageId, status: 'queued' }
   }
 }

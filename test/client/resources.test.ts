@@ -52,7 +52,7 @@ describe('webhooks', () => {
       const hook = await client.webhooks.create({ url, event_types: ['webhook.test'] })
       expect(hook.secret).toMatch(/^whsec_/)
       await client.webhooks.test(hook.id)
-      const dispatcher = new Dispatcher({ handle: t.handle, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: wallClock })
+      const dispatcher = new Dispatcher({ db: t.handle.db, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: wallClock })
       await dispatcher.runDue()
       await dispatcher.stop(1000)
 

@@ -13,7 +13,8 @@ const NOW = Date.parse('2026-11-22T09:00:00.000Z')
 
 async function setup(env: Record<string, string> = {}): Promise<TestApp & { a: TestAgent }> {
   const t = await buildTestApp({ clock: () => NOW, env })
-  return { ...t, a: await t.createAgent('a') }
+  // Not a spread: that would read `t.sqlite`, which throws on PostgreSQL.
+  return Object.assign(t, { a: await t.createAgent('a') })
 }
 
 async function problemOf(t: TestApp & { a: TestAgent }, req: { method?: 'GET' | 'POST' | 'PUT' | 'PATCH'; url: string; payload?: object }, status: number) {

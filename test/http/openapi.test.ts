@@ -79,7 +79,7 @@ describe('what third-party tools read', () => {
   it('a defaulted query parameter is still filled in when left out', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
-    for (let i = 0; i < 21; i++) t.app.services.reminders.create(a.id, { title: `check ${i}`, trigger: { type: 'context', pattern: 'deploy' } })
+    for (let i = 0; i < 21; i++) await t.app.services.reminders.create(a.id, { title: `check ${i}`, trigger: { type: 'context', pattern: 'deploy' } })
     const search = await t.app.inject({ url: '/v1/reminders/search?q=check', headers: a.headers })
     expect(search.statusCode).toBe(200)
     expect(search.json().items).toHaveLength(20)

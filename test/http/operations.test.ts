@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openDb } from '../../src/db/client.js'
+import { runMigrations } from '../../src/db/migrate.js'
 import { start } from '../../src/server.js'
 import { buildTestApp, TEST_ADMIN_TOKEN } from '../helpers.js'
 
@@ -31,12 +32,12 @@ describe('operations', () => {
   })
 
   it('readyz is 503 when the database is gone', async () => {
-    const { app, handle } = await buildTestApp({ handle: openDb(':memory:') })
-    handle.sqlite.close()
+    const { app, handle } = await buildTestApp()
+    await handle.db.close()
     const res = await app.inject('/readyz')
     expect(res.statusCode).toBe(503)
     expect(res.json().checks.database).toBe(false)
-    handle.close = () => {} // already closed
+    handle.close = async () => {} // already closed
   })
 
   it('metrics expose the request histogram by route, method and status, per app instance', async () => {
@@ -79,13 +80,18 @@ describe('operations', () => {
 
   it('keys survive a restart on the same database file', async () => {
     const path = tempDb()
-    const first = await buildTestApp({ handle: openDb(path) })
+    const open = () => {
+      const handle = openDb(path)
+      runMigrations(handle)
+      return handle
+    }
+    const first = await buildTestApp({ handle: open() })
     const a = await first.createAgent('durable')
     await first.app.close()
-    first.handle.close()
+    await first.handle.close()
 
-    const second = await buildTestApp({ handle: openDb(path) })
-    expect(second.app.services.agents.authenticate(a.apiKey)).toBe(a.id)
+    const second = await buildTestApp({ handle: open() })
+    expect(await second.app.services.agents.authenticate(a.apiKey)).toBe(a.id)
     const list = (await second.app.inject({ url: '/v1/agents', headers: second.adminHeaders })).json()
     expect(list.items.map((x: { id: string }) => x.id)).toEqual([a.id])
   })

@@ -9,8 +9,8 @@ describe('PUT /v1/settings with a new timezone re-plans recurring reminders', ()
     const clock = () => time.now
     const t = await buildTestApp({ clock })
     const a = await t.createAgent('a')
-    subscribeToEvents(t.handle.sqlite, a.id)
-    const ticker = new Ticker({ handle: t.handle, clock })
+    await subscribeToEvents(t.db, a.id)
+    const ticker = new Ticker({ db: t.db, clock })
     const tickAt = (iso: string) => {
       time.now = Date.parse(iso)
       return ticker.tick(time.now)
@@ -20,8 +20,8 @@ describe('PUT /v1/settings with a new timezone re-plans recurring reminders', ()
       expect(res.statusCode, `${method} ${url} → ${res.body}`).toBe(method === 'POST' ? 201 : 200)
       return res.json<Record<string, unknown>>()
     }
-    const announced = () =>
-      (t.handle.sqlite.prepare("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered' ORDER BY rowid").all() as { payload: string }[])
+    const announced = async () =>
+      (await t.db.all<{ payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered' ORDER BY id"))
         .map((r) => JSON.parse(r.payload) as { data: { reminder: { id: string }; scheduled_for: string; late: boolean } })
         .map((m) => [m.data.scheduled_for, m.data.late])
     return { time, tickAt, inject, announced }
@@ -33,7 +33,7 @@ describe('PUT /v1/settings with a new timezone re-plans recurring reminders', ()
     const r = await inject('POST', '/v1/reminders', { title: 'wind down', trigger: { type: 'recurring', cron: '30 22 * * *' } })
     expect(r.next_fire_at).toBe('2026-03-02T22:30:00.000Z')
     // 22:30 UTC is quiet: the occurrence is held until 07:00 UTC.
-    expect(tickAt('2026-03-02T22:30:00Z')).toMatchObject({ held: 1, fired: 0 })
+    expect(await tickAt('2026-03-02T22:30:00Z')).toMatchObject({ held: 1, fired: 0 })
     expect((await inject('GET', `/v1/reminders/${r.id}`)).next_fire_at).toBe('2026-03-03T07:00:00.000Z')
 
     // The agent moves to Tokyo (UTC+9, no DST): 22:30 Tokyo is 13:30Z, and quiet hours are 13:00Z–22:00Z.
@@ -42,11 +42,11 @@ describe('PUT /v1/settings with a new timezone re-plans recurring reminders', ()
     expect((await inject('GET', `/v1/reminders/${r.id}`)).next_fire_at).toBe('2026-03-03T13:30:00.000Z')
 
     // The new occurrence falls in the new quiet hours: it is held under its own time ...
-    expect(tickAt('2026-03-03T13:30:00Z')).toMatchObject({ held: 1, fired: 0 })
+    expect(await tickAt('2026-03-03T13:30:00Z')).toMatchObject({ held: 1, fired: 0 })
     expect((await inject('GET', `/v1/reminders/${r.id}`)).next_fire_at).toBe('2026-03-03T22:00:00.000Z')
     // ... and goes out when they end, announcing the occurrence of the new schedule, not the old one.
-    expect(tickAt('2026-03-03T22:00:00Z')).toMatchObject({ fired: 1 })
-    expect(announced()).toEqual([['2026-03-03T13:30:00.000Z', true]])
+    expect(await tickAt('2026-03-03T22:00:00Z')).toMatchObject({ fired: 1 })
+    expect(await announced()).toEqual([['2026-03-03T13:30:00.000Z', true]])
     expect(await inject('GET', `/v1/reminders/${r.id}`)).toMatchObject({ status: 'pending', next_fire_at: '2026-03-04T13:30:00.000Z' })
   })
 

@@ -19,7 +19,7 @@ async function setup() {
   const create = async (payload: object) => (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: a.headers, payload })).json()
   /** Delivers whatever the outbox holds to the receiver, as the ticker's pump would. */
   const deliver = async () => {
-    const dispatcher = new Dispatcher({ handle: t.handle, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: () => NOW })
+    const dispatcher = new Dispatcher({ db: t.db, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: () => NOW })
     await dispatcher.runDue()
     await dispatcher.stop()
   }

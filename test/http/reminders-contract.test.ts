@@ -6,19 +6,21 @@ const NOW = Date.parse('2026-11-22T09:00:00.000Z')
 
 async function setup(): Promise<TestApp & { a: TestAgent; b: TestAgent }> {
   const t = await buildTestApp({ clock: () => NOW })
-  return { ...t, a: await t.createAgent('a'), b: await t.createAgent('b') }
+  // Not a spread: TestApp's `sqlite` getter throws on PostgreSQL.
+  return Object.assign(t, { a: await t.createAgent('a'), b: await t.createAgent('b') })
 }
 
 /** Every row a reminder write can touch, for before/after comparisons. */
-function dumpReminderTables(t: TestApp): unknown {
-  const q = (sql: string) => t.handle.sqlite.prepare(sql).all()
+async function dumpReminderTables(t: TestApp): Promise<unknown> {
+  const q = (sql: string) => t.db.all(sql)
   return {
-    reminders: q('SELECT * FROM reminders ORDER BY id'),
-    doc_blocks: q('SELECT * FROM reminder_doc_blocks ORDER BY agent_id'),
-    fires: q('SELECT * FROM reminder_fires'),
-    sessions: q('SELECT id, agent_id, version FROM sessions ORDER BY id'),
-    messages: q('SELECT id, event_type, payload FROM webhook_messages ORDER BY id'),
-    idempotency: q('SELECT * FROM idempotency_keys'),
+    reminders: await q('SELECT * FROM reminders ORDER BY id'),
+    // SQLite's FTS5 rowid blocks; PostgreSQL has none.
+    doc_blocks: t.db.dialect === 'sqlite' ? await q('SELECT * FROM reminder_doc_blocks ORDER BY agent_id') : [],
+    fires: await q('SELECT * FROM reminder_fires'),
+    sessions: await q('SELECT id, agent_id, version FROM sessions ORDER BY id'),
+    messages: await q('SELECT id, event_type, payload FROM webhook_messages ORDER BY id'),
+    idempotency: await q('SELECT * FROM idempotency_keys'),
   }
 }
 
@@ -34,14 +36,14 @@ describe('reminder session_id belongs to the caller', () => {
         method: 'POST', url: '/v1/reminders', headers: { ...t.a.headers, ...(key ? { 'idempotency-key': key } : {}) },
         payload: { title: 'x', trigger: at('2026-11-22T10:00:00Z'), session_id },
       })
-    const before = dumpReminderTables(t)
+    const before = await dumpReminderTables(t)
     for (const [id, key] of [['ses_nope', undefined], [theirs, undefined], [theirs, 'k1']] as const) {
       const res = await post(id, key)
       expect(res.statusCode, id).toBe(404)
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/)
       expect(res.json()).toMatchObject({ status: 404, detail: expect.stringContaining(id), errors: [{ path: 'body/session_id', message: 'is not one of your sessions' }] })
     }
-    expect(dumpReminderTables(t)).toEqual(before)
+    expect(await dumpReminderTables(t)).toEqual(before)
     const ok = await post(mine, 'k1')
     expect(ok.statusCode).toBe(201)
     expect(ok.json().session_id).toBe(mine)
@@ -54,13 +56,13 @@ describe('reminder session_id belongs to the caller', () => {
     const theirs = await createSession(t, t.b)
     const r = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload: { title: 'x', trigger: at('2026-11-22T10:00:00Z'), session_id: mine } })).json()
     const patch = (payload: object) => t.app.inject({ method: 'PATCH', url: `/v1/reminders/${r.id}`, headers: t.a.headers, payload })
-    const before = dumpReminderTables(t)
+    const before = await dumpReminderTables(t)
     for (const id of ['ses_nope', theirs]) {
       const res = await patch({ session_id: id, title: 'changed' })
       expect(res.statusCode, id).toBe(404)
       expect(res.json().detail).toContain(id)
     }
-    expect(dumpReminderTables(t)).toEqual(before)
+    expect(await dumpReminderTables(t)).toEqual(before)
     expect((await patch({ session_id: other })).json().session_id).toBe(other)
     expect((await patch({ session_id: null })).json().session_id).toBeNull()
   })
@@ -148,7 +150,7 @@ describe('POST /v1/reminders/{id}/snooze takes minutes or until', () => {
     const h = t.a.headers
     const r = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'x', trigger: at('2026-11-22T10:00:00Z') } })).json()
     const snooze = (payload: object) => t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/snooze`, headers: h, payload })
-    const before = dumpReminderTables(t)
+    const before = await dumpReminderTables(t)
     const both = await snooze({ minutes: 30, until: '2026-11-22T11:00:00Z' })
     expect(both.statusCode).toBe(400)
     expect(both.headers['content-type']).toMatch(/application\/problem\+json/)
@@ -157,7 +159,7 @@ describe('POST /v1/reminders/{id}/snooze takes minutes or until', () => {
     const neither = await snooze({})
     expect(neither.statusCode).toBe(400)
     expect(neither.headers['content-type']).toMatch(/application\/problem\+json/)
-    expect(dumpReminderTables(t)).toEqual(before)
+    expect(await dumpReminderTables(t)).toEqual(before)
     expect((await snooze({ until: '2026-11-22T11:00:00Z' })).json()).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-22T11:00:00.000Z' })
   })
 })

@@ -34,22 +34,22 @@ async function world(): Promise<World> {
   const a = await t.createAgent('a')
   const b = await t.createAgent('b')
   const sessions = [await createSession(t, a), await createSession(t, b)]
-  const foreign = t.app.services.reminders.create(b.id, { title: 'theirs', trigger: { type: 'context', pattern: 'deploy' } } as never).id
+  const foreign = (await t.app.services.reminders.create(b.id, { title: 'theirs', trigger: { type: 'context', pattern: 'deploy' } } as never)).id
   const w: World = { t, a, sessions, reminders: [], foreign }
-  refresh(w)
+  await refresh(w)
   return w
 }
 
 /** Replaces fixture reminders that were completed, dismissed or deleted, so later runs can use them. */
-function refresh(w: World): void {
-  const live = w.t.handle.sqlite.prepare("SELECT 1 FROM reminders WHERE id = ? AND status NOT IN ('completed', 'dismissed')").pluck()
-  TEMPLATES.forEach((tpl, i) => {
+async function refresh(w: World): Promise<void> {
+  const live = (id: string) => w.t.db.get("SELECT 1 AS one FROM reminders WHERE id = ? AND status NOT IN ('completed', 'dismissed')", [id])
+  for (const [i, tpl] of TEMPLATES.entries()) {
     const id = w.reminders[i]
-    if (id !== undefined && live.get(id)) return
+    if (id !== undefined && (await live(id))) continue
     const s = w.t.app.services
-    if (s.reminders.store.countLive(w.a.id) >= s.settings.get(w.a.id).max_reminders) s.settings.put(w.a.id, { max_reminders: 1_000_000 })
-    w.reminders[i] = s.reminders.create(w.a.id, tpl as never).id
-  })
+    if ((await s.reminders.store.countLive(w.a.id)) >= (await s.settings.get(w.a.id)).max_reminders) await s.settings.put(w.a.id, { max_reminders: 1_000_000 })
+    w.reminders[i] = (await s.reminders.create(w.a.id, tpl as never)).id
+  }
 }
 
 const cron = fc.oneof(

@@ -5,7 +5,8 @@ const NOW = Date.parse('2026-11-22T09:00:00.000Z')
 
 async function setup(): Promise<TestApp & { a: TestAgent; b: TestAgent }> {
   const t = await buildTestApp({ clock: () => NOW })
-  return { ...t, a: await t.createAgent('a'), b: await t.createAgent('b') }
+  // Not a spread: TestApp's `sqlite` getter throws on PostgreSQL.
+  return Object.assign(t, { a: await t.createAgent('a'), b: await t.createAgent('b') })
 }
 
 describe('reminders over REST', () => {

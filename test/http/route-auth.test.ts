@@ -73,7 +73,7 @@ describe('auth declared per route', () => {
           /Route GET \/v1\/forgotten declares no auth/,
         )
       } finally {
-        handle.close()
+        await handle.close()
       }
     } finally {
       vi.doUnmock('../../src/http/health-routes.js')

@@ -33,19 +33,19 @@ describe('server start', () => {
     const first = await start(env)
     const key = /API key \(shown once\): (gk_[A-Za-z0-9_-]+)/.exec(out.join(''))?.[1]
     expect(key).toBeDefined()
-    expect(first.services.agents.authenticate(key!)).toMatch(/^agt_/)
+    expect(await first.services.agents.authenticate(key!)).toMatch(/^agt_/)
     await first.close()
 
     out.length = 0
     const second = await start(env)
     expect(out.join('')).not.toContain('gk_')
-    expect(second.services.agents.count()).toBe(1)
+    expect(await second.services.agents.count()).toBe(1)
     await second.close()
   })
 
   it('creates no bootstrap agent when an admin token is configured', async () => {
     const app = await start({ GOALKEEPER_DB: tempDb(), PORT: '0', LOG_LEVEL: 'silent', GOALKEEPER_ADMIN_TOKEN: 'admin-token-0123456789' })
-    expect(app.services.agents.count()).toBe(0)
+    expect(await app.services.agents.count()).toBe(0)
     await app.close()
   })
 
@@ -87,7 +87,7 @@ describe('shutdown order', () => {
     let dbOpenDuringHook = false
     // What a scheduler's stop hook does: use the database one last time.
     app.addHook('onClose', async () => {
-      dbOpenDuringHook = app.services.agents.count() === 0
+      dbOpenDuringHook = (await app.services.agents.count()) === 0
     })
     await app.close()
     expect(dbOpenDuringHook).toBe(true)

@@ -61,7 +61,7 @@ describe('GET /v1/sessions/{id}/next-turn', () => {
     const a = await t.createAgent()
     const id = await createSession(t, a)
     for (const d of RUN.slice(0, 2)) await postStep(t, a, id, d)
-    const before = dumpTables(t)
+    const before = await dumpTables(t)
     const summary = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: a.headers })).json()
     const res = await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/next-turn`, headers: a.headers })
     expect(res.statusCode).toBe(200)
@@ -73,7 +73,7 @@ describe('GET /v1/sessions/{id}/next-turn', () => {
     expect(next.recitation).toEqual(recitation)
     // Asked twice, it is the same answer: no reminder was recorded, no row written.
     expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/next-turn`, headers: a.headers })).json()).toEqual(next)
-    expect(dumpTables(t)).toEqual(before)
+    expect(await dumpTables(t)).toEqual(before)
     expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: a.headers })).json().reminders).toEqual(summary.reminders)
 
     // The next turn gets these very texts.

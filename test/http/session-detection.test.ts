@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { buildTestApp, subscribeToEvents, type TestAgent, type TestApp } from '../helpers.js'
+import { sharedDatabase } from '../sessions/shared-database.js'
 import { createSession, GOAL, PLAN } from './sessions-fixtures.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'gk-detection-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
 const clock = () => Date.UTC(2026, 10, 22, 9)
 
 const ALL_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call']
@@ -70,7 +66,7 @@ describe('loops, escalation and budgets over HTTP', () => {
   it('graduated: adjust, replan, abort on a continuing loop; loop_detected names the kind; budget_exceeded once', async () => {
     const t = await buildTestApp({ env: { GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } })
     const a = await t.createAgent()
-    subscribeToEvents(t.handle.sqlite, a.id)
+    await subscribeToEvents(t.db, a.id)
     const id = await createSession(t, a, { goal: GOAL, plan: PLAN, config: { escalation: 'graduated', budget: { tokens: 1000 } } })
     const results = []
     for (let i = 0; i < 5; i++) results.push((await step(t, a, id, { ...failing, output: `${failing.output} (${i})`, tokens: 100 })).json())
@@ -79,7 +75,7 @@ describe('loops, escalation and budgets over HTTP', () => {
     const over = (await step(t, a, id, { description: 'design user schema', tokens: 600 })).json()
     expect(over.verification).toMatchObject({ recommended_action: 'abort', spend: { tokens: 1100, budget_fraction: 1.1 } })
     await step(t, a, id, { description: 'design user schema again', tokens: 1 })
-    const events = t.handle.sqlite.prepare("SELECT event_type, payload FROM webhook_messages WHERE event_type IN ('session.loop_detected', 'session.budget_exceeded') ORDER BY id").all() as { event_type: string; payload: string }[]
+    const events = (await t.db.all("SELECT event_type, payload FROM webhook_messages WHERE event_type IN ('session.loop_detected', 'session.budget_exceeded') ORDER BY id")) as { event_type: string; payload: string }[]
     expect(events.map((e) => e.event_type)).toEqual(['session.loop_detected', 'session.budget_exceeded'])
     expect(JSON.parse(events[0]!.payload).data).toMatchObject({ session_id: id, step_number: 3, kind: 'error_repeat', steps: [1, 2, 3] })
     expect(JSON.parse(events[1]!.payload).data).toMatchObject({ session_id: id, step_number: 6, tokens: 1100, budget_fraction: 1.1, reason: 'budget spent: 1100 of 1000 tokens' })
@@ -127,15 +123,15 @@ describe('loops, escalation and budgets over HTTP', () => {
       if (i % 5 === 0) return { ...failing, tokens: 80, cost_usd: 0.01 }
       return { description: `call ${i % 2 ? 'a' : 'b'}`, output: 'same', tool: { name: i % 2 ? 'a' : 'b', args: { n: 1 } }, tokens: 20 + i, cost_usd: 0.001 }
     })
-    const file = join(dir, 'restart.db')
-    const first = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
+    const shared = await sharedDatabase()
+    const first = await buildTestApp({ handle: shared.open(), clock })
     const agent = await first.createAgent()
     const id = await createSession(first, agent, { goal: GOAL, plan: PLAN, config })
     for (const c of calls.slice(0, 35)) expect((await step(first, agent, id, c)).statusCode).toBe(201)
     await first.app.close()
-    first.handle.close()
+    await first.handle.close()
     // 35 steps: one snapshot at 32, three journaled after it.
-    const second = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
+    const second = await buildTestApp({ handle: shared.open(), clock })
     const resumed = []
     for (const c of calls.slice(35)) resumed.push((await step(second, agent, id, c)).json())
 
@@ -150,6 +146,6 @@ describe('loops, escalation and budgets over HTTP', () => {
     expect(resumed).toEqual(expected)
     expect(expected.some((r) => r.verification.loop !== undefined)).toBe(true)
     await second.app.close()
-    second.handle.close()
+    await second.handle.close()
   })
 })

@@ -1,19 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+import { sharedDatabase } from '../sessions/shared-database.js'
 import { cosine, standInVector, startStandIn } from './embeddings-stand-in.js'
 import { createSession, GOAL, postStep, RUN } from './sessions-fixtures.js'
 
-const dir = mkdtempSync(join(tmpdir(), 'gk-embeddings-'))
 let standIn: Awaited<ReturnType<typeof startStandIn>>
 beforeAll(async () => {
   standIn = await startStandIn()
 })
 afterAll(async () => {
   await standIn.close()
-  rmSync(dir, { recursive: true, force: true })
 })
 
 const clock = () => Date.UTC(2026, 10, 22, 9)
@@ -33,16 +29,16 @@ async function rest(t: TestApp, a: TestAgent, id: string) {
 }
 
 it('a restart replays journaled embedding checks with their recorded cosines and fetches the goal vector again', async () => {
-  const file = join(dir, 'restart.db')
-  const first = await buildTestApp({ env: env({ GOALKEEPER_DB: file }), clock })
+  const shared = await sharedDatabase()
+  const first = await buildTestApp({ env: env(), handle: shared.open(), clock })
   const agent = await first.createAgent()
   const id = await createSession(first, agent, { goal: GOAL, config: { similarity: 'embeddings' } })
   await firstPart(first, agent, id)
   await first.app.close()
-  first.handle.close()
+  await first.handle.close()
 
   const from = standIn.seen.length
-  const second = await buildTestApp({ env: env({ GOALKEEPER_DB: file }), clock, migrate: true })
+  const second = await buildTestApp({ env: env(), handle: shared.open(), clock })
   const resumed = await rest(second, agent, id)
   expect(standIn.seen.slice(from).map((r) => r.body.input)).toEqual([GOAL, RUN[4]])
 
@@ -59,14 +55,14 @@ it('a restart replays journaled embedding checks with their recorded cosines and
 })
 
 it('a session created with embeddings keeps working on a server started without a provider', async () => {
-  const file = join(dir, 'unconfigured.db')
-  const first = await buildTestApp({ env: env({ GOALKEEPER_DB: file }), clock })
+  const shared = await sharedDatabase()
+  const first = await buildTestApp({ env: env(), handle: shared.open(), clock })
   const agent = await first.createAgent()
   const id = await createSession(first, agent, { goal: GOAL, config: { similarity: 'embeddings' } })
   await first.app.close()
-  first.handle.close()
+  await first.handle.close()
 
-  const second = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
+  const second = await buildTestApp({ handle: shared.open(), clock })
   const step = await postStep(second, agent, id, RUN[0]!)
   expect(step.statusCode).toBe(201)
   expect(step.json().drift).toMatchObject({ similarity_mode: 'enhanced', similarity_fallback: expect.stringContaining('no embeddings provider configured') })

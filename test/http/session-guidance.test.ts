@@ -50,7 +50,7 @@ it('pitfalls and tried approaches (duplicates ignored) feed the reminder; a new 
 it('drift checks record events; trend and events list reflect them', async () => {
   const t = await buildTestApp()
   const a = await t.createAgent()
-  subscribeToEvents(t.handle.sqlite, a.id)
+  await subscribeToEvents(t.db, a.id)
   const id = await createSession(t, a, { goal: 'Build a REST API for user management with authentication', config: { consecutive_limit: 1 } })
   const url = `/v1/sessions/${id}`
   const on = (await t.app.inject({ method: 'POST', url: `${url}/drift-checks`, headers: a.headers, payload: { action: 'build the REST API for user management with authentication' } })).json()
@@ -71,7 +71,7 @@ it('drift checks record events; trend and events list reflect them', async () =>
   const reset = await t.app.inject({ method: 'POST', url: `${url}/drift/reset`, headers: a.headers })
   expect(reset.statusCode).toBe(200)
   expect(reset.json()).toHaveProperty('original_goal')
-  const msgs = t.handle.sqlite.prepare("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'").get()
+  const msgs = (await t.db.get("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'"))
   expect(msgs).toEqual({ n: 1 })
 })
 
@@ -92,11 +92,11 @@ it('recitation: GET is read-only, POST injects before the last user message on s
   expect(ctx2.json().todos).toHaveLength(1)
   expect((await t.app.inject({ method: 'PUT', url: `${url}/context`, headers: a.headers, payload: { todos: [{ content: 'x', status: 'later' }] } })).statusCode).toBe(400)
 
-  const before = dumpTables(t)
+  const before = await dumpTables(t)
   const preview = (await t.app.inject({ method: 'GET', url: `${url}/recitation?iteration=1`, headers: a.headers })).json()
   const again = (await t.app.inject({ method: 'GET', url: `${url}/recitation?iteration=1`, headers: a.headers })).json()
   expect(again).toEqual(preview)
-  expect(dumpTables(t)).toEqual(before)
+  expect(await dumpTables(t)).toEqual(before)
   expect(preview).toMatchObject({ should_inject: true, frequency: 5 })
   expect(preview.text.startsWith('[Current Status - Iteration 1]\n')).toBe(true)
   expect(preview.content).toContain(`**Goal**: ${GOAL}`)
@@ -139,12 +139,12 @@ it('provides the goal reminder and recitation as turn parts', async () => {
   const id = await createSession(t, a)
   const sessions = t.app.services.sessions
   const all = (p: readonly unknown[]) => new Set(p.keys())
-  const parts = sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 1, messages: undefined, nowMs: Date.now(), fit: all })
+  const parts = await sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 1, messages: undefined, nowMs: Date.now(), fit: all })
   expect(parts.parts.map((p) => p.kind)).toEqual(['goal_reminder', 'recitation'])
   expect(parts.parts[0]!.content).toContain(`[GOAL: ${GOAL}]`)
-  const withMessages = sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 6, messages: [{ role: 'user', content: 'go' }], nowMs: Date.now(), fit: all })
+  const withMessages = await sessions.turnParts({ agentId: a.id, sessionId: id, iteration: 6, messages: [{ role: 'user', content: 'go' }], nowMs: Date.now(), fit: all })
   expect(withMessages.messages).toHaveLength(2)
-  expect(() => sessions.turnParts({ agentId: 'agt_other', sessionId: id, iteration: 1, messages: undefined, nowMs: 0, fit: all })).toThrow(/No session/)
+  await expect(sessions.turnParts({ agentId: 'agt_other', sessionId: id, iteration: 1, messages: undefined, nowMs: 0, fit: all })).rejects.toThrow(/No session/)
 })
 
 it('POST /v1/turns with a session_id merges the goal reminder and the recitation', async () => {

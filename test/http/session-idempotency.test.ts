@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest'
-import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+import { backend, buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { createSession, RUN } from './sessions-fixtures.js'
 
-const count = (t: TestApp, table: string) => (t.handle.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+const count = async (t: TestApp, table: string) => (await t.db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n
 
 function post(t: TestApp, agent: TestAgent, url: string, payload: object, key?: string) {
   return t.app.inject({ method: 'POST', url, headers: { ...agent.headers, ...(key === undefined ? {} : { 'idempotency-key': key }) }, payload })
@@ -26,13 +26,13 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(again.body).toBe(first.body)
     expect(again.json().step_number).toBe(1)
-    expect(count(t, 'steps')).toBe(1)
+    expect(await count(t, 'steps')).toBe(1)
     expect((await summary(t, a, id)).verifications).toBe(1)
 
     // A different body with the same key is refused, as on the other create routes; nothing moves.
     const other = await post(t, a, url, { description: RUN[1]! }, 'step-1')
     expect(other.statusCode).toBe(409)
-    expect(count(t, 'steps')).toBe(1)
+    expect(await count(t, 'steps')).toBe(1)
     // A new key is a new step.
     const next = await post(t, a, url, { description: RUN[1]! }, 'step-2')
     expect(next.json().step_number).toBe(2)
@@ -51,15 +51,15 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect(fromB.statusCode).toBe(201)
     expect(fromB.headers['idempotent-replayed']).toBeUndefined()
     expect(fromB.json().step_number).toBe(1)
-    expect(count(t, 'steps')).toBe(2)
+    expect(await count(t, 'steps')).toBe(2)
     // Another agent replaying a key against a session it does not own still gets a 404.
     expect((await post(t, b, `/v1/sessions/${ida}/steps`, { description: RUN[0]! }, 'fresh')).statusCode).toBe(404)
   })
 
-  it.each([
-    // The group commit's COMMIT fails: every write of the batch is gone.
-    ['the group commit fails', (t: TestApp) => {
-      const db = t.handle.sqlite
+  const breakers: Array<[string, (t: TestApp) => { mockRestore(): void }]> = [
+    // The group commit's COMMIT fails: every write of the batch is gone (SQLite's group commit only).
+    ...(backend === 'postgres' ? [] : [['the group commit fails', (t: TestApp) => {
+      const db = t.sqlite
       const exec = db.exec.bind(db)
       let failNext = true
       return vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
@@ -69,12 +69,13 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
         }
         return exec(sql)
       })
-    }],
+    }] as [string, (t: TestApp) => { mockRestore(): void }]]),
     // The record is the last write of the step's savepoint: its failure takes the step with it.
     ['the record cannot be written', (t: TestApp) => vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
       throw new Error('disk I/O error')
     })],
-  ])('records nothing when %s, so a retry with the key runs the step once', async (_what, breakIt) => {
+  ]
+  it.each(breakers)('records nothing when %s, so a retry with the key runs the step once', async (_what, breakIt) => {
     const t = await buildTestApp()
     const a = await t.createAgent()
     const id = await createSession(t, a)
@@ -83,8 +84,8 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     const failed = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     spy.mockRestore()
     expect(failed.statusCode).toBe(500)
-    expect(count(t, 'steps')).toBe(0)
-    expect(count(t, 'idempotency_keys')).toBe(0)
+    expect(await count(t, 'steps')).toBe(0)
+    expect(await count(t, 'idempotency_keys')).toBe(0)
     const retried = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     expect(retried.statusCode).toBe(201)
     expect(retried.headers['idempotent-replayed']).toBeUndefined()
@@ -92,7 +93,7 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect(retried.json().step_number).toBe(1)
     const replay = await post(t, a, url, { description: RUN[0]! }, 'retry-me')
     expect(replay.body).toBe(retried.body)
-    expect(count(t, 'steps')).toBe(1)
+    expect(await count(t, 'steps')).toBe(1)
   })
 
   it('costs nothing without the header: no record is written', async () => {
@@ -105,7 +106,7 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     expect((await post(t, a, `/v1/sessions/${id}/drift-checks`, { action: RUN[0]! })).statusCode).toBe(200)
     expect(save).not.toHaveBeenCalled()
     expect(lookup).not.toHaveBeenCalled()
-    expect(count(t, 'idempotency_keys')).toBe(0)
+    expect(await count(t, 'idempotency_keys')).toBe(0)
   })
 })
 
@@ -123,7 +124,7 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/drift-checks', () => {
     expect(again.statusCode).toBe(200)
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(again.body).toBe(first.body)
-    expect(count(t, 'drift_events')).toBe(1)
+    expect(await count(t, 'drift_events')).toBe(1)
     expect((await summary(t, a, id)).dna.total_checks).toBe(1)
     expect((await post(t, a, url, { action: 'something else' }, 'dc-1')).statusCode).toBe(409)
     expect((await summary(t, a, id)).dna.total_checks).toBe(1)
@@ -146,12 +147,12 @@ describe('Idempotency-Key on creates', () => {
     spy.mockRestore()
     expect(failed.statusCode).toBe(500)
     // Nothing was created without its record, so the retry creates exactly once.
-    expect(count(t, table)).toBe(0)
+    expect(await count(t, table)).toBe(0)
     const first = await post(t, a, url, body, 'create-1')
     expect(first.statusCode).toBe(201)
     const again = await post(t, a, url, body, 'create-1')
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(again.body).toBe(first.body)
-    expect(count(t, table)).toBe(1)
+    expect(await count(t, table)).toBe(1)
   })
 })

@@ -8,6 +8,8 @@ import { createSession, GOAL, postStep } from './sessions-fixtures.js'
 let server: Server
 let base = ''
 const seen: { path: string; body: { model: string; messages: { content: string }[] } }[] = []
+/** Answers of `/held/` requests, sent when the test says so. */
+const held: Array<() => void> = []
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -17,6 +19,7 @@ beforeAll(async () => {
       seen.push({ path: req.url ?? '', body: JSON.parse(raw) })
       const answer = (content: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content } }] }))
       if (req.url?.startsWith('/fast/')) return answer('{"score": 0.9, "reasoning": "advances the goal"}')
+      if (req.url?.startsWith('/held/')) return void held.push(() => answer('{"score": 0.9, "reasoning": "advances the goal"}'))
       if (req.url?.startsWith('/garbage/')) return answer('I cannot say.')
       if (req.url?.startsWith('/broken/')) return res.writeHead(500).end('boom')
       if (req.url?.startsWith('/slow/')) return void setTimeout(() => answer('{"score": 1}'), 1500).unref()
@@ -73,20 +76,23 @@ it('is not asked unless the session turns llm_verify on', async () => {
 })
 
 it('replays a keyed LLM-verified step without asking the LLM again, and refuses a concurrent duplicate', async () => {
-  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/fast/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '300' } })
+  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/held/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '5000' } })
   const a = await t.createAgent()
   const id = await createSession(t, a, { goal: GOAL, config: { llm_verify: true } })
   const send = () => t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'idempotency-key': 'llm-1' }, payload: { description: 'write the schema' } })
   const calls = seen.length
   // The first awaits the LLM outside any transaction: the second arrives while it is in flight.
-  const [first, second] = await Promise.all([send(), send()])
-  expect([first.statusCode, second.statusCode].sort()).toEqual([201, 409])
-  const done = first.statusCode === 201 ? first : second
+  const first = send()
+  while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  expect((await send()).statusCode).toBe(409)
+  held.splice(0).forEach((go) => go())
+  const done = await first
+  expect(done.statusCode).toBe(201)
   const replay = await send()
   expect(replay.headers['idempotent-replayed']).toBe('true')
   expect(replay.body).toBe(done.body)
   expect(seen.length).toBe(calls + 1)
-  expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM steps').get()).toEqual({ n: 1 })
+  expect((await t.db.get('SELECT count(*) AS n FROM steps'))).toEqual({ n: 1 })
 })
 
 it('a session cannot turn llm_verify on without an LLM configured (400 naming the variable); off is fine', async () => {
@@ -97,6 +103,6 @@ it('a session cannot turn llm_verify on without an LLM configured (400 naming th
   expect(res.headers['content-type']).toContain('application/problem+json')
   expect(res.json().detail).toContain('GOALKEEPER_LLM_URL')
   expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual(['body/config/llm_verify'])
-  expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 0 })
+  expect((await t.db.get('SELECT count(*) AS n FROM sessions'))).toEqual({ n: 0 })
   await createSession(t, a, { goal: GOAL, config: { llm_verify: false } })
 })

@@ -69,12 +69,12 @@ it('POST /v1/turns takes the iteration range the session routes take (1 to 1e9),
   const t = await buildTestApp()
   const a = await t.createAgent()
   const id = await createSession(t, a, { goal: GOAL, plan: PLAN })
-  const before = dumpTables(t)
+  const before = await dumpTables(t)
   for (const iteration of [0, 1e300, 1_000_000_001]) {
     const res = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: a.headers, payload: { user_message: 'continue', session_id: id, iteration } })
     expect(res.statusCode, `iteration ${iteration}`).toBe(400)
     expect(res.json().errors[0].path).toBe('body/iteration')
   }
-  expect(dumpTables(t)).toEqual(before)
+  expect(await dumpTables(t)).toEqual(before)
   await turn(t, a, id, 1_000_000_000)
 })

@@ -53,12 +53,12 @@ export const SESSION_ROUTES: { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELET
 ]
 
 /** Every row of the session tables and the outbox, for before/after comparisons. */
-export function dumpTables(t: TestApp): unknown {
-  const q = (sql: string) => t.handle.sqlite.prepare(sql).all()
+export async function dumpTables(t: TestApp): Promise<unknown> {
+  const q = (sql: string) => t.db.all(sql)
   return {
-    sessions: q('SELECT * FROM sessions ORDER BY id'),
-    steps: q('SELECT * FROM steps ORDER BY session_id, step_number'),
-    drift_events: q('SELECT * FROM drift_events ORDER BY seq'),
-    messages: q('SELECT id, event_type, payload FROM webhook_messages ORDER BY id'),
+    sessions: await q('SELECT * FROM sessions ORDER BY id'),
+    steps: await q('SELECT * FROM steps ORDER BY session_id, step_number'),
+    drift_events: await q('SELECT * FROM drift_events ORDER BY seq'),
+    messages: await q('SELECT id, event_type, payload FROM webhook_messages ORDER BY id'),
   }
 }

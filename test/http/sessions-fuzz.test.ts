@@ -24,7 +24,7 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
   let rejected = 0
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...routes), body, query, async (route, payload, q) => {
-      const before = dumpDb(t)
+      const before = await dumpDb(t)
       const url = route.url.replace('{id}', id).split('?')[0]! + (q ? `?${q}` : '')
       const res = await t.app.inject({
         method: route.method,
@@ -36,10 +36,10 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
       if (res.statusCode >= 400) {
         rejected++
         expect(res.headers['content-type']).toContain('application/problem+json')
-        expect(dumpDb(t)).toEqual(before)
+        expect(await dumpDb(t)).toEqual(before)
       }
       // Keep the session writable for the next run.
-      if (route.method === 'PATCH') t.handle.sqlite.prepare("UPDATE sessions SET status = 'active'").run()
+      if (route.method === 'PATCH') await t.db.run("UPDATE sessions SET status = 'active'")
     }),
     { numRuns: fuzzRuns(300) },
   )
@@ -95,12 +95,12 @@ it('a wrongly typed scalar anywhere in a body is a 400 and changes no stored dat
     .chain((route) => fc.constantFrom(...leaves(route.payload, (path, key) => key === 'content' && path.includes('messages'))).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
   await fc.assert(
     fc.asyncProperty(mutated, async ({ route, leaf, bad }) => {
-      const before = dumpDb(t)
+      const before = await dumpDb(t)
       const payload = withLeaf(route.payload, leaf.path, bad)
       const res = await t.app.inject({ method: route.method, url: route.url.replace('{id}', id), headers: a.headers, payload })
       expect(res.statusCode, `${route.method} ${route.url} ${JSON.stringify(payload)} → ${res.body}`).toBe(400)
       expect(res.json().errors).toContainEqual({ path: `body/${leaf.path.join('/')}`, message: expect.any(String) })
-      expect(dumpDb(t)).toEqual(before)
+      expect(await dumpDb(t)).toEqual(before)
     }),
     { numRuns: fuzzRuns(300) },
   )

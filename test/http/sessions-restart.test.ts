@@ -1,24 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers.js'
+import { sharedDatabase } from '../sessions/shared-database.js'
 import { createSession, GOAL, PLAN, postStep, RUN } from './sessions-fixtures.js'
-
-const dir = mkdtempSync(join(tmpdir(), 'gk-sessions-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 // A constant clock makes every timestamp (and elapsed time) equal between runs.
 const clock = () => Date.UTC(2026, 10, 22, 9)
 
 async function close(t: TestApp): Promise<void> {
   await t.app.close()
-  t.handle.close()
+  await t.handle.close()
 }
 
-it('a session continues exactly after a restart on the same database file', async () => {
-  const file = join(dir, 'restart.db')
-  const first = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
+it('a session continues exactly after a restart on the same database', async () => {
+  const shared = await sharedDatabase()
+  const first = await buildTestApp({ handle: shared.open(), clock })
   const agent = await first.createAgent()
   const id = await createSession(first, agent)
   for (const d of RUN.slice(0, 4)) await postStep(first, agent, id, d)
@@ -28,7 +23,7 @@ it('a session continues exactly after a restart on the same database file', asyn
   // Steps, the pitfall, the reminder and the drift check are journal rows past the creation snapshot: the restart replays them.
   await close(first)
 
-  const second = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock, migrate: true })
+  const second = await buildTestApp({ handle: shared.open(), clock })
   const resumed = await postStep(second, agent, id, RUN[4]!)
   const resumedSummary = (await second.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: agent.headers })).json()
 
@@ -48,10 +43,10 @@ it('a session continues exactly after a restart on the same database file', asyn
   expect(resumedSummary).toEqual(expectedSummary)
 })
 
-it('two apps writing one session through one file stay consistent (the version check refreshes each cache)', async () => {
-  const file = join(dir, 'shared.db')
-  const a = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock })
-  const b = await buildTestApp({ env: { GOALKEEPER_DB: file }, clock, migrate: false })
+it('two apps writing one session through one database stay consistent (the version check refreshes each cache)', async () => {
+  const shared = await sharedDatabase()
+  const a = await buildTestApp({ handle: shared.open(), clock })
+  const b = await buildTestApp({ handle: shared.open(), clock })
   const agent = await a.createAgent()
   const id = await createSession(a, agent)
   const alternating = []

@@ -96,7 +96,7 @@ describe('sessions lifecycle', () => {
     const del = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${id}`, headers: a.headers })
     expect(del.statusCode).toBe(204)
     expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}`, headers: a.headers })).statusCode).toBe(404)
-    expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM steps').get()).toEqual({ n: 0 })
+    expect((await t.db.get('SELECT count(*) AS n FROM steps'))).toEqual({ n: 0 })
   })
 
   it('honours Idempotency-Key on create', async () => {
@@ -110,7 +110,7 @@ describe('sessions lifecycle', () => {
     expect(again.headers['idempotent-replayed']).toBe('true')
     const other = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: 'different' } })
     expect(other.statusCode).toBe(409)
-    expect(t.handle.sqlite.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 1 })
+    expect((await t.db.get('SELECT count(*) AS n FROM sessions'))).toEqual({ n: 1 })
   })
 })
 
@@ -121,7 +121,7 @@ describe('tenancy', () => {
     const other = await t.createAgent('other')
     const id = await createSession(t, owner)
     await postStep(t, owner, id, RUN[0]!)
-    const before = dumpTables(t)
+    const before = await dumpTables(t)
     for (const r of SESSION_ROUTES) {
       const url = r.url.replace('{id}', id)
       const opts = r.payload === undefined ? {} : { payload: r.payload as object }
@@ -133,7 +133,7 @@ describe('tenancy', () => {
       const unknown = await t.app.inject({ method: r.method, url: r.url.replace('{id}', 'ses_0000000000unknown'), headers: owner.headers, ...opts })
       expect(unknown.statusCode, `${r.method} ${r.url} unknown`).toBe(404)
     }
-    expect(dumpTables(t)).toEqual(before)
+    expect(await dumpTables(t)).toEqual(before)
     const list = await t.app.inject({ method: 'GET', url: '/v1/sessions', headers: other.headers })
     expect(list.json().items).toEqual([])
     // The owner reaches every route (delete last).
@@ -149,7 +149,7 @@ describe('step verdicts', () => {
   it('an on-track run that drifts and loops: verdicts, drift episode events and metrics', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
-    subscribeToEvents(t.handle.sqlite, a.id)
+    await subscribeToEvents(t.db, a.id)
     const id = await createSession(t, a)
     const results = []
     for (const d of RUN) {
@@ -168,7 +168,7 @@ describe('step verdicts', () => {
     const drifting = results.map((r) => r.drift.drifting)
     expect(drifting.indexOf(true)).toBeGreaterThan(0)
 
-    const events = t.handle.sqlite.prepare('SELECT event_type, payload FROM webhook_messages ORDER BY id').all() as { event_type: string; payload: string }[]
+    const events = (await t.db.all('SELECT event_type, payload FROM webhook_messages ORDER BY id')) as { event_type: string; payload: string }[]
     const types = events.map((e) => e.event_type)
     // Sustained drift began once: one event for the episode, however long it lasts.
     expect(types.filter((x) => x === 'session.drift_detected')).toHaveLength(1)
@@ -179,7 +179,7 @@ describe('step verdicts', () => {
     // After a reset the next sustained drift is a new episode.
     await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift/reset`, headers: a.headers })
     for (let i = 0; i < 4; i++) await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift-checks`, headers: a.headers, payload: { action: `unrelated gardening chores ${i}` } })
-    const again = t.handle.sqlite.prepare("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'").get()
+    const again = (await t.db.get("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'"))
     expect(again).toEqual({ n: 2 })
 
     const log = await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/steps?limit=4`, headers: a.headers })

@@ -11,7 +11,7 @@ describe('request bodies are not coerced', () => {
   it('a number, boolean or null where a string belongs is a 400, and nothing is stored', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
-    const before = dumpTables(t)
+    const before = await dumpTables(t)
     for (const goal of [5, true, null]) {
       const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal } })
       expect(res.statusCode, `goal ${JSON.stringify(goal)} → ${res.body}`).toBe(400)
@@ -23,7 +23,7 @@ describe('request bodies are not coerced', () => {
     expect(plan.json<Problem>().errors).toEqual([{ path: 'body/plan/0', message: 'must be string' }])
     const scalarPlan = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, plan: 'x' } })
     expect(scalarPlan.statusCode).toBe(400)
-    expect(dumpTables(t)).toEqual(before)
+    expect(await dumpTables(t)).toEqual(before)
   })
 
   it('a string where a number or boolean belongs is a 400, and nothing changes', async () => {
@@ -35,15 +35,15 @@ describe('request bodies are not coerced', () => {
       { goal: GOAL, config: { llm_verify: 'true' } },
       { goal: GOAL, config: { llm_verify: 1 } },
     ]
-    const before = dumpTables(t)
+    const before = await dumpTables(t)
     for (const payload of bad) {
       const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload })
       expect(res.statusCode, `${JSON.stringify(payload)} → ${res.body}`).toBe(400)
       expect(res.json<Problem>().errors?.[0]?.path).toMatch(/^body\/config\//)
     }
-    expect(dumpTables(t)).toEqual(before)
+    expect(await dumpTables(t)).toEqual(before)
     const id = await createSession(t, a)
-    const mid = dumpTables(t)
+    const mid = await dumpTables(t)
     const turn = await t.app.inject({
       method: 'POST',
       url: `/v1/sessions/${id}/recitation`,
@@ -52,7 +52,7 @@ describe('request bodies are not coerced', () => {
     })
     expect(turn.statusCode).toBe(400)
     expect(turn.json<Problem>().errors?.map((e) => e.path).sort()).toEqual(['body/force', 'body/iteration'])
-    expect(dumpTables(t)).toEqual(mid)
+    expect(await dumpTables(t)).toEqual(mid)
   })
 
   it('query strings and path params are still coerced', async () => {

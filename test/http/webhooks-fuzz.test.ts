@@ -25,7 +25,7 @@ interface World {
 async function subscribe(t: TestApp, agentId: string): Promise<{ webhook: string; message: string }> {
   const s = t.app.services.webhooks
   const webhook = (await s.create(agentId, { url: HOOK })).id
-  return { webhook, message: s.sendTest(agentId, webhook).message_id }
+  return { webhook, message: (await s.sendTest(agentId, webhook)).message_id }
 }
 
 async function world(): Promise<World> {
@@ -34,15 +34,15 @@ async function world(): Promise<World> {
   const b = await t.createAgent('b')
   const w: World = { t, a, own: [await subscribe(t, a.id), await subscribe(t, a.id)], foreign: await subscribe(t, b.id) }
   // One delivery round (connection refused) so the attempts log has rows to page through.
-  const dispatcher = new Dispatcher({ handle: t.handle, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: Date.now })
+  const dispatcher = new Dispatcher({ db: t.db, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: Date.now })
   await dispatcher.runDue()
   await dispatcher.stop()
   return w
 }
 
 async function refresh(w: World): Promise<void> {
-  const exists = w.t.handle.sqlite.prepare('SELECT 1 FROM webhooks WHERE id = ?').pluck()
-  for (const [i, f] of w.own.entries()) if (!exists.get(f.webhook)) w.own[i] = await subscribe(w.t, w.a.id)
+  const exists = async (id: string) => (await w.t.db.get('SELECT 1 FROM webhooks WHERE id = ?', [id])) !== undefined
+  for (const [i, f] of w.own.entries()) if (!(await exists(f.webhook))) w.own[i] = await subscribe(w.t, w.a.id)
 }
 
 const url = mostly(

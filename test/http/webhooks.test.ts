@@ -39,7 +39,7 @@ describe('webhook routes', () => {
 
     const test = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${w.id}/test`, headers: a.headers })
     expect(test.statusCode).toBe(202)
-    const dispatcher = new Dispatcher({ handle: t.handle, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: Date.now })
+    const dispatcher = new Dispatcher({ db: t.db, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: Date.now })
     await dispatcher.runDue()
     await dispatcher.stop()
     expect(rx.received).toHaveLength(1)

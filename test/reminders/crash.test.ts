@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDb } from '../../src/db/client.js'
+import { backend } from '../helpers.js'
 import { Receiver } from '../webhooks/receiver.js'
 import { verify } from '../webhooks/verify.js'
 
@@ -49,7 +50,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe('crash safety (child processes on a real SQLite file)', { timeout: 180_000 }, () => {
+// Processes killed on one SQLite file; on PostgreSQL, test/reminders/ticker-replicas.test.ts covers a dead replica's claims.
+describe.skipIf(backend === 'postgres')('crash safety (child processes on a real SQLite file)', { timeout: 180_000 }, () => {
   let secret = ''
   let ids: Record<string, string> = {}
 
@@ -113,5 +115,20 @@ describe('crash safety (child processes on a real SQLite file)', { timeout: 180_
     await run('tick', '2026-11-22T15:30:07.000Z')
     expect(rx.received).toHaveLength(7 + inFlight)
     expect(db('SELECT count(*) AS n FROM reminder_fires')).toEqual([{ n: 8 }])
+  })
+
+  it('kill -9 between claiming due reminders and firing them: fired once when the lease runs out', async () => {
+    rx.received.length = 0
+    // 16:00: once, skip and all are due again; the process claims them (5 s lease) and dies.
+    const died = await run('claim-reminders-and-die', '2026-11-22T16:00:00.000Z')
+    expect(died.signal).toBe('SIGKILL')
+    expect(db('SELECT count(*) AS n FROM reminders WHERE claimed_until IS NOT NULL')).toEqual([{ n: 3 }])
+    // A restart inside the lease leaves them alone; one after it fires each once.
+    expect(JSON.parse((await run('tick', '2026-11-22T16:00:04.000Z')).out)).toMatchObject({ fired: 0 })
+    expect(JSON.parse((await run('tick', '2026-11-22T16:00:05.000Z')).out)).toMatchObject({ fired: 3 })
+    expect(JSON.parse((await run('tick', '2026-11-22T16:00:06.000Z')).out)).toMatchObject({ fired: 0 })
+    expect(db(`SELECT count(*) AS n FROM reminder_fires WHERE scheduled_for = ${Date.parse('2026-11-22T16:00:00Z')}`)).toEqual([{ n: 3 }])
+    expect(rx.received).toHaveLength(3)
+    expect(db('SELECT count(*) AS n FROM reminders WHERE claimed_until IS NOT NULL')).toEqual([{ n: 0 }])
   })
 })

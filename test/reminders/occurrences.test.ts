@@ -22,19 +22,19 @@ function refused(field: InvalidTrigger['field'], fn: () => unknown): string {
 const status422 = (fn: () => unknown) => refused('cron', fn)
 
 describe('cron and timezone validation', () => {
-  it('accepts standard 5-field expressions and normalises spacing', () => {
+  it('accepts standard 5-field expressions and normalises spacing', async () => {
     expect(validateCron('  0  9 * * MON-FRI ')).toBe('0 9 * * MON-FRI')
     expect(validateCron('*/15 * * * *', 'Europe/Paris')).toBe('*/15 * * * *')
   })
 
-  it('rejects malformed expressions with a message that says what is wrong', () => {
+  it('rejects malformed expressions with a message that says what is wrong', async () => {
     expect(status422(() => validateCron('61 * * * *'))).toMatch(/minute/)
     expect(status422(() => validateCron('* * * *'))).toMatch(/5 fields|five/)
     expect(status422(() => validateCron('0 0 * * * *'))).toMatch(/5/)
     expect(status422(() => validateCron('hello'))).toMatch(/Invalid cron/)
   })
 
-  it('a wrong field count says how many there are and that exactly 5 are taken, nothing else', () => {
+  it('a wrong field count says how many there are and that exactly 5 are taken, nothing else', async () => {
     for (const [expr, n] of [['* * * *', 4], ['0 0 * * * *', 6], ['0 0 * * * * *', 7], ['hello', 1], ['@nightly', 1]] as const) {
       const detail = status422(() => validateCron(expr))
       expect(detail).toContain(`it has ${n} field`)
@@ -44,17 +44,17 @@ describe('cron and timezone validation', () => {
     expect(validateCron('@daily')).toBe('@daily')
   })
 
-  it('rejects an expression that never fires', () => {
+  it('rejects an expression that never fires', async () => {
     expect(status422(() => validateCron('0 0 30 2 *'))).toMatch(/never fires/)
   })
 
-  it('validates IANA timezones and canonicalises case', () => {
+  it('validates IANA timezones and canonicalises case', async () => {
     expect(validateTimezone('America/New_York')).toBe('America/New_York')
     expect(validateTimezone('utc')).toBe('UTC')
     expect(refused('timezone', () => validateTimezone('Mars/Olympus_Mons'))).toMatch(/Unknown timezone 'Mars\/Olympus_Mons'/)
   })
 
-  it('parses only ISO date-times with an offset, and only real dates', () => {
+  it('parses only ISO date-times with an offset, and only real dates', async () => {
     expect(triggerInstant('2026-11-22T09:00:00Z')).toBe(t('2026-11-22T09:00:00Z'))
     expect(triggerInstant('2026-11-22T10:00:00+01:00')).toBe(t('2026-11-22T09:00:00Z'))
     expect(parseInstant('2026-11-22T09:00Z')).toBe(t('2026-11-22T09:00:00Z'))
@@ -71,18 +71,18 @@ describe('cron and timezone validation', () => {
 describe('occurrences across DST in America/New_York', () => {
   const ny = (cron: string) => ({ type: 'recurring' as const, cron, timezone: 'America/New_York' })
 
-  it('a daily time inside the spring-forward gap fires at the first valid instant after it', () => {
+  it('a daily time inside the spring-forward gap fires at the first valid instant after it', async () => {
     const runs = occurrences(ny('30 2 * * *'), t('2026-03-07T12:00:00Z'), 3).map((m) => iso(m))
     // 2026-03-08 02:30 EST does not exist: fires at 03:00 EDT (07:00Z); then 02:30 EDT daily.
     expect(runs).toEqual(['2026-03-08T07:00:00.000Z', '2026-03-09T06:30:00.000Z', '2026-03-10T06:30:00.000Z'])
   })
 
-  it('a daily time inside the fall-back overlap fires once', () => {
+  it('a daily time inside the fall-back overlap fires once', async () => {
     const runs = occurrences(ny('30 1 * * *'), t('2026-10-31T12:00:00Z'), 3).map((m) => iso(m))
     expect(runs).toEqual(['2026-11-01T05:30:00.000Z', '2026-11-02T06:30:00.000Z', '2026-11-03T06:30:00.000Z'])
   })
 
-  it('an hourly schedule keeps a one-hour spacing in UTC through both transitions', () => {
+  it('an hourly schedule keeps a one-hour spacing in UTC through both transitions', async () => {
     const spring = occurrences(ny('0 * * * *'), t('2026-03-08T05:30:00Z'), 4)
     const fall = occurrences(ny('0 * * * *'), t('2026-11-01T04:30:00Z'), 4)
     for (const runs of [spring, fall]) {
@@ -90,20 +90,20 @@ describe('occurrences across DST in America/New_York', () => {
     }
   })
 
-  it('falls back to the given (agent) timezone when the trigger has none', () => {
+  it('falls back to the given (agent) timezone when the trigger has none', async () => {
     const utc = nextOccurrence({ type: 'recurring', cron: '0 9 * * *' }, t('2026-11-22T00:00:00Z'))
     const paris = nextOccurrence({ type: 'recurring', cron: '0 9 * * *' }, t('2026-11-22T00:00:00Z'), 'Europe/Paris')
     expect(iso(utc)).toBe('2026-11-22T09:00:00.000Z')
     expect(iso(paris)).toBe('2026-11-22T08:00:00.000Z')
   })
 
-  it('nextOccurrence is strictly after, occurrences include `from` itself', () => {
+  it('nextOccurrence is strictly after, occurrences include `from` itself', async () => {
     const trig = { type: 'recurring' as const, cron: '0 9 * * *' }
     expect(iso(nextOccurrence(trig, t('2026-11-22T09:00:00Z')))).toBe('2026-11-23T09:00:00.000Z')
     expect(iso(occurrences(trig, t('2026-11-22T09:00:00Z'), 1)[0] ?? null)).toBe('2026-11-22T09:00:00.000Z')
   })
 
-  it('scheduled and context triggers', () => {
+  it('scheduled and context triggers', async () => {
     const at = { type: 'scheduled' as const, at: '2026-12-01T10:00:00Z' }
     expect(nextOccurrence(at, t('2026-11-30T00:00:00Z'))).toBe(t('2026-12-01T10:00:00Z'))
     expect(nextOccurrence(at, t('2026-12-02T00:00:00Z'))).toBeNull()

@@ -6,6 +6,7 @@ import { bm25Score, decodeAverages, ReminderSearch, searchWeights, SEARCH_WEIGHT
 import { RemindersService } from '../../src/reminders/service.js'
 import { SettingsService } from '../../src/reminders/settings.js'
 import { migrationsBefore } from '../db/migrations-before.js'
+import { backend } from '../helpers.js'
 import { reminderFixture } from './fixtures.js'
 
 const ctx = (pattern: string) => ({ type: 'context' as const, pattern })
@@ -24,8 +25,9 @@ function varint(v: bigint): number[] {
   return out
 }
 
-describe('reminder_search_fts scoring', () => {
-  it('decodes averages records like FTS5 writes them', () => {
+// SQLite's FTS5 index: its BM25 weights, averages record and migrations (PostgreSQL ranks with ts_rank).
+describe.skipIf(backend === 'postgres')('reminder_search_fts scoring', () => {
+  it('decodes averages records like FTS5 writes them', async () => {
     fc.assert(
       fc.property(fc.array(fc.bigInt({ min: 0n, max: 2n ** 52n }), { minLength: 1, maxLength: 6 }), (vals) => {
         const d = decodeAverages(Uint8Array.from(vals.flatMap(varint)))
@@ -35,25 +37,25 @@ describe('reminder_search_fts scoring', () => {
     )
   })
 
-  it('scores exactly BM25 with b = 0 under the column weights, on short and long reminders alike', () => {
+  it('scores exactly BM25 with b = 0 under the column weights, on short and long reminders alike', async () => {
     for (const body of ['', 'a much longer body that talks about many other things before it ends']) {
-      const f = reminderFixture()
-      f.settings.put('agt_a', { max_reminders: 1000 })
+      const f = await reminderFixture()
+      await f.settings.put('agt_a', { max_reminders: 1000 })
       for (let i = 0; i < 40; i++) f.reminders.create('agt_a', { title: `Errand ${i}`, body, trigger: ctx('shop') })
-      f.reminders.create('agt_a', { title: 'lighthouse', body, trigger: ctx('x') })
-      f.reminders.create('agt_a', { title: 'keeper', body: `${body} lighthouse`, trigger: ctx('x') })
-      f.reminders.create('agt_a', { title: 'keeper', body, context_tags: ['lighthouse'], trigger: ctx('x') })
+      await f.reminders.create('agt_a', { title: 'lighthouse', body, trigger: ctx('x') })
+      await f.reminders.create('agt_a', { title: 'keeper', body: `${body} lighthouse`, trigger: ctx('x') })
+      await f.reminders.create('agt_a', { title: 'keeper', body, context_tags: ['lighthouse'], trigger: ctx('x') })
       // nRow = 43 rows, nHit = 3: idf = ln((N - n + 0.5) / (n + 0.5)); part = idf (k1 + 1) f / (f + k1).
       const idf = Math.log((43 - 3 + 0.5) / (3 + 0.5))
       const bm25 = (freq: number) => (idf * 2.2 * freq) / (freq + 1.2)
-      const scores = f.search.search('agt_a', 'lighthouse').items.map((i) => i.score)
+      const scores = (await f.search.search('agt_a', 'lighthouse')).items.map((i) => i.score)
       const expected = [SEARCH_WEIGHTS.title, SEARCH_WEIGHTS.tags, SEARCH_WEIGHTS.body].map((w) => bm25Score(-bm25(w)))
       expect(scores).toHaveLength(3)
       scores.forEach((s, i) => expect(s).toBeCloseTo(expected[i] as number, 9))
     }
   })
 
-  it('keeps the length factor positive for any average row length', () => {
+  it('keeps the length factor positive for any average row length', async () => {
     for (const avg of [0.01, 1, 5, 12, 40, 5000]) {
       const w = searchWeights({ rows: 100, tokens: (avg + 16) * 100 })
       expect(w).not.toBeNull()
@@ -62,42 +64,44 @@ describe('reminder_search_fts scoring', () => {
     expect(searchWeights({ rows: 0, tokens: 0 })).toBeNull()
   })
 
-  it('no query reaches the pad column', () => {
-    const f = reminderFixture()
-    f.reminders.create('agt_a', { title: 'alpha', trigger: ctx('x') })
-    for (const q of ['\uE000', '\uE000 \uE000', '""', '{pad}: \uE000', 'pad']) expect(f.search.search('agt_a', q).items).toEqual([])
+  it('no query reaches the pad column', async () => {
+    const f = await reminderFixture()
+    await f.reminders.create('agt_a', { title: 'alpha', trigger: ctx('x') })
+    for (const q of ['\uE000', '\uE000 \uE000', '""', '{pad}: \uE000', 'pad']) expect((await f.search.search('agt_a', q)).items).toEqual([])
   })
 })
 
-describe('0011 search index migration', () => {
-  it('indexes the reminders that existed before it, drops reminders_fts and keeps edits in step', () => {
+describe.skipIf(backend === 'postgres')('0011 search index migration', () => {
+  it('indexes the reminders that existed before it, drops reminders_fts and keeps edits in step', async () => {
     const before = migrationsBefore('0011')
     try {
       const h = openDb(':memory:')
       runMigrations(h, before.folder)
       h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
-      const svc = new RemindersService(h.sqlite, new SettingsService(h.sqlite, clock), clock)
-      const old = svc.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
-      svc.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
+      const svc = new RemindersService(h.db, new SettingsService(h.db, clock), clock)
+      const old = await svc.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
+      await svc.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
+      // Group commit: the batch commits after the turn; migrations open their own transaction.
+      await h.db.committed()
       runMigrations(h)
 
       const names = h.sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'reminders_fts%'").pluck().all()
       expect(names).toEqual([])
       const search = new ReminderSearch(svc.store)
-      const ids = (q: string) => search.search('agt_a', q).items.map((i) => i.reminder.id)
-      for (const q of ['lighthouse', 'lamp', 'coastal', 'storms']) expect(ids(q)).toEqual([old.id])
+      const ids = async (q: string) => (await search.search('agt_a', q)).items.map((i) => i.reminder.id)
+      for (const q of ['lighthouse', 'lamp', 'coastal', 'storms']) expect(await ids(q)).toEqual([old.id])
       expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()
 
       // The triggers replay the exact old values, so edits and deletes leave a consistent index.
-      svc.patch('agt_a', old.id, { title: 'Harbour master', context_tags: [] })
-      expect(ids('lighthouse')).toEqual([])
-      expect(ids('coastal')).toEqual([])
-      expect(ids('harbour')).toEqual([old.id])
-      svc.delete('agt_a', old.id)
-      expect(ids('harbour')).toEqual([])
-      expect(ids('bread')).toHaveLength(1)
+      await svc.patch('agt_a', old.id, { title: 'Harbour master', context_tags: [] })
+      expect(await ids('lighthouse')).toEqual([])
+      expect(await ids('coastal')).toEqual([])
+      expect(await ids('harbour')).toEqual([old.id])
+      await svc.delete('agt_a', old.id)
+      expect(await ids('harbour')).toEqual([])
+      expect(await ids('bread')).toHaveLength(1)
       expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()
-      h.close()
+      await h.close()
     } finally {
       before.dispose()
     }

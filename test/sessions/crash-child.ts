@@ -12,6 +12,8 @@ import { CRASH_CLOCK, crashScript } from './crash-script.js'
 const handle = openDb(process.env.DB ?? '')
 runMigrations(handle)
 handle.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_1', 'a', 0)").run()
-const svc = new SessionsService({ sqlite: handle.sqlite, clock: CRASH_CLOCK, metrics: createMetrics() })
+const svc = new SessionsService({ db: handle.db, clock: CRASH_CLOCK, metrics: createMetrics() })
 const id = await crashScript(svc)
+// The journal must be on disk before the kill: SQLite group-commits after the turn.
+await handle.db.committed()
 process.stdout.write(JSON.stringify({ id }), () => process.kill(process.pid, 'SIGKILL'))

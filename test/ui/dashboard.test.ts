@@ -134,7 +134,7 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
     }
     const hook = await api('POST', '/v1/webhooks', { url: rx.url, description: 'Team chat relay' })
     const test = await api('POST', `/v1/webhooks/${hook.id}/test`)
-    const dispatcher = new Dispatcher({ handle, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: Date.now })
+    const dispatcher = new Dispatcher({ db: handle.db, settings: { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }, clock: Date.now })
     await dispatcher.runDue()
     await page.click('a[href="/ui/webhooks"]')
     const message = `tr[data-message="${test.message_id}"]`

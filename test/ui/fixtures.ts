@@ -40,7 +40,7 @@ export async function startUiApp(env: Record<string, string> = {}): Promise<{ ap
   runMigrations(handle)
   const app = await buildApp({ config, handle, logger: false, uiRoot: buildUi(), closeHandleOnClose: true })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  const { id, api_key } = app.services.agents.create('ui')
+  const { id, api_key } = await app.services.agents.create('ui')
   return { app, handle, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, agentId: id, apiKey: api_key }
 }
 

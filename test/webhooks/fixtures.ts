@@ -1,25 +1,28 @@
-import { openDb, type DbHandle } from '../../src/db/client.js'
-import { runMigrations } from '../../src/db/migrate.js'
+import type { DbHandle } from '../../src/db/client.js'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { Outbox } from '../../src/webhooks/outbox.js'
 import { DEFAULT_DELIVERY_SETTINGS, type DeliverySettings } from '../../src/webhooks/retry-policy.js'
 import { WebhooksService } from '../../src/webhooks/service.js'
+import { openTestDatabase } from '../helpers.js'
 
-/** A migrated in-memory database with two agents, a manual clock and the webhook pieces on top. */
-export function setup(overrides: Partial<DeliverySettings> = {}, path = ':memory:') {
-  const handle: DbHandle = openDb(path)
-  runMigrations(handle)
+export type DeliveryRow = { state: string; attempts: number; next: number | null; claimed: number | null }
+
+/** A migrated database of the run's backend with two agents, a manual clock and the webhook pieces on top. */
+export async function setup(overrides: Partial<DeliverySettings> = {}, given?: DbHandle) {
+  const handle: DbHandle = given ?? (await openTestDatabase())
+  const db = handle.db
   for (const id of ['agt_a', 'agt_b']) {
-    handle.sqlite.prepare('INSERT OR IGNORE INTO agents (id, name, created_at) VALUES (?, ?, 0)').run(id, id)
+    await db.run('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [id, id])
   }
   const clock = { now: Date.parse('2026-11-22T09:00:00.000Z') }
   const now = () => clock.now
   const settings: DeliverySettings = { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true, ...overrides }
-  const service = new WebhooksService(handle.sqlite, now, settings)
-  const dispatcher = new Dispatcher({ handle, settings, clock: now, random: () => 0.5 })
+  const service = new WebhooksService(db, now, settings)
+  const dispatcher = new Dispatcher({ db, settings, clock: now, random: () => 0.5 })
   return {
     handle,
-    outbox: new Outbox(handle.sqlite),
+    db,
+    outbox: new Outbox(db),
     clock,
     settings,
     service,
@@ -27,14 +30,19 @@ export function setup(overrides: Partial<DeliverySettings> = {}, path = ':memory
     advance(ms: number) {
       clock.now += ms
     },
-    deliveryRows() {
-      return handle.sqlite
-        .prepare('SELECT state, attempts, next_attempt_at AS next, claimed_at AS claimed FROM webhook_deliveries')
-        .all() as { state: string; attempts: number; next: number | null; claimed: number | null }[]
+    deliveryRows(): Promise<DeliveryRow[]> {
+      return db.all<DeliveryRow>(
+        'SELECT state, attempts, next_attempt_at AS next, claimed_at AS claimed FROM webhook_deliveries ORDER BY id',
+      )
     },
+    async count(table: string): Promise<number> {
+      return (await db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n
+    },
+    /** Stops the dispatcher; the database is closed (and dropped) after the test by openTestDatabase. */
     async close() {
       await dispatcher.stop(1000)
-      handle.close()
     },
   }
 }
+
+export type WebhookEnv = Awaited<ReturnType<typeof setup>>

@@ -65,17 +65,16 @@ describe('delivery-time guard', () => {
 
   for (const host of ['localhost', '127.0.0.1']) {
     it(`refuses to connect to ${host} when private targets are not allowed (stored URL, rebinding)`, async () => {
-      const env = setup({ allowPrivateUrls: false })
+      const env = await setup({ allowPrivateUrls: false })
       // Stored directly, as if the name had resolved publicly at create time and was rebound since.
-      env.handle.sqlite
-        .prepare(
-          "INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES ('whk_x', 'agt_a', ?, 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 0, 0)",
-        )
-        .run(`http://${host}:${rx.port}/hook`)
-      env.outbox.enqueue('agt_a', 'webhook.test', {}, env.clock.now)
+      await env.db.run(
+        "INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES ('whk_x', 'agt_a', ?, 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 0, 0)",
+        [`http://${host}:${rx.port}/hook`],
+      )
+      await env.outbox.enqueue('agt_a', 'webhook.test', {}, env.clock.now)
       await env.dispatcher.runDue()
       expect(rx.received).toHaveLength(0)
-      const a = env.handle.sqlite.prepare('SELECT status_code, error FROM webhook_attempts').get() as { error: string }
+      const a = (await env.db.get<{ error: string }>('SELECT status_code, error FROM webhook_attempts'))!
       expect(a.error).toMatch(/refused non-public address 127\.0\.0\.1/)
       await env.close()
     })

@@ -39,6 +39,8 @@ export const reminders = pgTable(
     snoozeUntil: ms('snooze_until'),
     lastFiredAt: ms('last_fired_at'),
     nextFireAt: ms('next_fire_at'),
+    // A ticker's lease on the due reminder (schema/reminders.ts): replicas claim with SKIP LOCKED.
+    claimedUntil: ms('claimed_until'),
     // Search ranks title over body over tags and pattern.
     searchDoc: tsvector('search_doc')
       .notNull()

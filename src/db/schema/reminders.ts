@@ -41,6 +41,11 @@ export const reminders = sqliteTable(
     snoozeUntil: integer('snooze_until'),
     lastFiredAt: integer('last_fired_at'),
     nextFireAt: integer('next_fire_at'),
+    /**
+     * A ticker's lease on the due reminder (epoch ms it ends): claimed, then fired in a later
+     * transaction; a ticker that dies in between leaves the claim to expire and be retaken.
+     */
+    claimedUntil: integer('claimed_until'),
   },
   (t) => [
     uniqueIndex('reminders_doc_id_unique').on(t.docId),

@@ -1,0 +1,31 @@
+/**
+ * One queue per key: `acquire` resolves once every earlier holder of the key has released it.
+ * The session store takes it for a session id inside the write's transaction (a connection or the
+ * SQLite queue is already held then, so a holder never waits for one while others wait for it),
+ * and lets go after that transaction settles.
+ */
+export class KeyedLock {
+  /** Per key: settles when the last holder queued so far has released. */
+  private readonly tails = new Map<string, Promise<void>>()
+
+  async acquire(key: string): Promise<() => void> {
+    const before = this.tails.get(key)
+    let release!: () => void
+    const mine = new Promise<void>((resolve) => (release = resolve))
+    const tail = before === undefined ? mine : before.then(() => mine)
+    this.tails.set(key, tail)
+    if (before !== undefined) await before
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      release()
+      if (this.tails.get(key) === tail) this.tails.delete(key)
+    }
+  }
+
+  /** Keys some write holds or waits for (tests). */
+  get size(): number {
+    return this.tails.size
+  }
+}
