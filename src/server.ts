@@ -25,6 +25,8 @@ export async function start(env: Record<string, string | undefined> = process.en
   const dispatcher = new Dispatcher({
     db: handle.db,
     settings: config.webhook,
+    // A claim outlives its attempt: another replica takes a delivery over only once this one cannot still be sending it.
+    leaseMs: config.webhook.timeoutMs + config.leaseMs,
     clock: wallClock,
     onError,
     onAttempt: (outcome) => app.metrics.webhookAttempts.inc({ outcome }),

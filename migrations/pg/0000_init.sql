@@ -1,11 +1,11 @@
 CREATE TABLE "agents" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"name" text NOT NULL,
 	"created_at" bigint NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "api_keys" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"key_hash" text NOT NULL,
 	"created_at" bigint NOT NULL,
@@ -23,6 +23,12 @@ CREATE TABLE "idempotency_keys" (
 	"response_body" text NOT NULL,
 	"created_at" bigint NOT NULL,
 	CONSTRAINT "idempotency_keys_scope_key_pk" PRIMARY KEY("scope","key")
+);
+--> statement-breakpoint
+CREATE TABLE "rate_limits" (
+	"key" text PRIMARY KEY NOT NULL,
+	"count" integer NOT NULL,
+	"window_ends" bigint NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "agent_settings" (
@@ -52,7 +58,7 @@ CREATE TABLE "reminder_holds" (
 );
 --> statement-breakpoint
 CREATE TABLE "reminders" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"session_id" text,
 	"title" text NOT NULL,
@@ -101,7 +107,7 @@ CREATE TABLE "session_snapshots" (
 );
 --> statement-breakpoint
 CREATE TABLE "sessions" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"goal" text NOT NULL,
 	"plan" text NOT NULL,
@@ -133,7 +139,7 @@ CREATE TABLE "steps" (
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_attempts" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"webhook_id" text NOT NULL,
 	"message_id" text NOT NULL,
@@ -147,7 +153,7 @@ CREATE TABLE "webhook_attempts" (
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_deliveries" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"message_id" text NOT NULL,
 	"webhook_id" text NOT NULL,
@@ -160,7 +166,7 @@ CREATE TABLE "webhook_deliveries" (
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_messages" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"event_type" text NOT NULL,
 	"payload" text NOT NULL,
@@ -168,7 +174,7 @@ CREATE TABLE "webhook_messages" (
 );
 --> statement-breakpoint
 CREATE TABLE "webhooks" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"agent_id" text NOT NULL,
 	"url" text NOT NULL,
 	"event_types" text DEFAULT '[]' NOT NULL,
@@ -202,6 +208,7 @@ ALTER TABLE "webhook_messages" ADD CONSTRAINT "webhook_messages_agent_id_agents_
 ALTER TABLE "webhooks" ADD CONSTRAINT "webhooks_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "api_keys_agent_idx" ON "api_keys" USING btree ("agent_id");--> statement-breakpoint
 CREATE INDEX "idempotency_keys_created_idx" ON "idempotency_keys" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "rate_limits_window_ends_idx" ON "rate_limits" USING btree ("window_ends");--> statement-breakpoint
 CREATE INDEX "reminders_next_fire_idx" ON "reminders" USING btree ("next_fire_at") WHERE "reminders"."next_fire_at" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "reminders_agent_due_idx" ON "reminders" USING btree ("agent_id","next_fire_at") WHERE "reminders"."next_fire_at" IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "reminders_agent_id_idx" ON "reminders" USING btree ("agent_id","id");--> statement-breakpoint

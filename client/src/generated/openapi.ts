@@ -477,7 +477,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Full-text search (BM25 over title, body, tags and pattern), best first. */
+        /** Full-text search over title, body, tags and pattern, best first (ranked by BM25 on SQLite, ts_rank on PostgreSQL). */
         get: operations["searchReminders"];
         put?: never;
         post?: never;

@@ -1,9 +1,9 @@
 import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
-import { ms } from './columns.js'
+import { id, ms } from './columns.js'
 
 /** Tenants; see src/db/schema/agents.ts (the SQLite twin of every table here holds the comments). */
 export const agents = pgTable('agents', {
-  id: text('id').primaryKey(),
+  id: id('id').primaryKey(),
   name: text('name').notNull(),
   createdAt: ms('created_at').notNull(),
 })
@@ -11,7 +11,7 @@ export const agents = pgTable('agents', {
 export const apiKeys = pgTable(
   'api_keys',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id')
       .notNull()
       .references(() => agents.id, { onDelete: 'cascade' }),

@@ -7,3 +7,12 @@ export const ms = (name: string) => bigint(name, { mode: 'number' })
 export const tsvector = customType<{ data: string }>({
   dataType: () => 'tsvector',
 })
+
+/**
+ * A prefixed, time-ordered id (`ses_…`). Byte order (`COLLATE "C"`) whatever the database's own
+ * collation: pages are cut by `id > cursor`, newest-first lists start below the sentinel `ses_~`,
+ * and a linguistic collation (en_US) would reorder them, ignoring `_` and `~` and case.
+ */
+export const id = customType<{ data: string; notNull: true }>({
+  dataType: () => 'text COLLATE "C"',
+})

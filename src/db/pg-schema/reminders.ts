@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { boolean, check, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
 import { agents } from './agents.js'
-import { ms, tsvector } from './columns.js'
+import { id, ms, tsvector } from './columns.js'
 import { sessions } from './sessions.js'
 
 /**
@@ -12,7 +12,7 @@ import { sessions } from './sessions.js'
 export const reminders = pgTable(
   'reminders',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id')
       .notNull()
       .references(() => agents.id, { onDelete: 'cascade' }),

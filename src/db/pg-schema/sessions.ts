@@ -1,12 +1,12 @@
 import { bigserial, boolean, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
 import { agents } from './agents.js'
-import { ms } from './columns.js'
+import { id, ms } from './columns.js'
 
 /** Goal sessions; `version` is the optimistic-concurrency counter every write checks. */
 export const sessions = pgTable(
   'sessions',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id')
       .notNull()
       .references(() => agents.id, { onDelete: 'cascade' }),

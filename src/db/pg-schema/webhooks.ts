@@ -1,13 +1,13 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
 import { agents } from './agents.js'
-import { ms } from './columns.js'
+import { id, ms } from './columns.js'
 
 /** Webhook subscriptions, the outbox, deliveries and attempts; comments on the SQLite twin (src/db/schema/webhooks.ts). */
 export const webhooks = pgTable(
   'webhooks',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id')
       .notNull()
       .references(() => agents.id, { onDelete: 'cascade' }),
@@ -29,7 +29,7 @@ export const webhooks = pgTable(
 export const webhookMessages = pgTable(
   'webhook_messages',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id')
       .notNull()
       .references(() => agents.id, { onDelete: 'cascade' }),
@@ -43,7 +43,7 @@ export const webhookMessages = pgTable(
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id').notNull(),
     messageId: text('message_id')
       .notNull()
@@ -70,7 +70,7 @@ export const webhookDeliveries = pgTable(
 export const webhookAttempts = pgTable(
   'webhook_attempts',
   {
-    id: text('id').primaryKey(),
+    id: id('id').primaryKey(),
     agentId: text('agent_id').notNull(),
     webhookId: text('webhook_id')
       .notNull()
