@@ -16,13 +16,13 @@ export default defineConfig({
   test: {
     // better-sqlite3 is a native addon: forks, never threads.
     pool: 'forks',
-    include: ['test/**/*.test.ts'],
     // A throwaway PostgreSQL cluster for the run (skipped, with a line saying why, where none is installed).
     globalSetup: ['test/postgres/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'sqlite' } },
+      // `include` per project: an inherited one would be added to the project's own.
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
       ...(postgres ? [{ extends: true as const, test: { name: 'postgres', include: BOTH_BACKENDS, env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }] : []),
     ],
   },

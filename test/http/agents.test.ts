@@ -11,7 +11,7 @@ describe('agents (admin)', () => {
     const body = res.json()
     expect(body).toEqual({ id: expect.stringMatching(/^agt_/), name: 'planner', api_key: expect.stringMatching(/^gk_[A-Za-z0-9_-]{43}$/), created_at: expect.any(String) })
     expect(new Date(body.created_at).toISOString()).toBe(body.created_at)
-    expect(app.services.agents.authenticate(body.api_key)).toBe(body.id)
+    expect(await app.services.agents.authenticate(body.api_key)).toBe(body.id)
     const stored = await handle.db.all<{ key_hash: string }>('SELECT key_hash FROM api_keys')
     expect(stored).toHaveLength(1)
     expect(stored[0]!.key_hash).not.toContain(body.api_key.slice(3))
@@ -46,19 +46,19 @@ describe('agents (admin)', () => {
     const res = await app.inject({ method: 'POST', url: `/v1/agents/${a.id}/keys`, headers: adminHeaders })
     expect(res.statusCode).toBe(201)
     const extra = res.json() as { id: string; api_key: string }
-    expect(app.services.agents.authenticate(extra.api_key)).toBe(a.id)
-    expect(app.services.agents.authenticate(a.apiKey)).toBe(a.id)
+    expect(await app.services.agents.authenticate(extra.api_key)).toBe(a.id)
+    expect(await app.services.agents.authenticate(a.apiKey)).toBe(a.id)
 
     const revoke = await app.inject({ method: 'DELETE', url: `/v1/agents/${a.id}/keys/${extra.id}`, headers: adminHeaders })
     expect(revoke.statusCode).toBe(204)
     expect(revoke.body).toBe('')
-    expect(app.services.agents.authenticate(extra.api_key)).toBeUndefined()
+    expect(await app.services.agents.authenticate(extra.api_key)).toBeUndefined()
     const again = await app.inject({ method: 'DELETE', url: `/v1/agents/${a.id}/keys/${extra.id}`, headers: adminHeaders })
     expect(again.statusCode).toBe(404)
 
     expect((await app.inject({ method: 'DELETE', url: `/v1/agents/${a.id}`, headers: adminHeaders })).statusCode).toBe(204)
     expect(await handle.db.get('SELECT count(*) AS n FROM api_keys')).toEqual({ n: 0 })
-    expect(app.services.agents.authenticate(a.apiKey)).toBeUndefined()
+    expect(await app.services.agents.authenticate(a.apiKey)).toBeUndefined()
   })
 
   it('answers 404 problem+json for unknown agents', async () => {
@@ -83,7 +83,7 @@ describe('agents (admin)', () => {
     // Wrong owner in the path: not found, and B's key survives.
     const res = await app.inject({ method: 'DELETE', url: `/v1/agents/${a.id}/keys/${bKey.id}`, headers: adminHeaders })
     expect(res.statusCode).toBe(404)
-    expect(app.services.agents.authenticate(bKey.api_key)).toBe(b.id)
+    expect(await app.services.agents.authenticate(bKey.api_key)).toBe(b.id)
     // And agent keys cannot reach the admin routes at all.
     for (const [method, url] of [
       ['GET', '/v1/agents'],
@@ -93,7 +93,7 @@ describe('agents (admin)', () => {
       const r = await app.inject({ method, url, headers: a.headers })
       expect(r.statusCode, `${method} ${url}`).toBe(403)
     }
-    expect(app.services.agents.count()).toBe(2)
+    expect(await app.services.agents.count()).toBe(2)
   })
 })
 
@@ -139,7 +139,7 @@ describe('Idempotency-Key', () => {
     expect(replay.statusCode).toBe(201)
     expect(replay.headers['idempotent-replayed']).toBe('true')
     expect(replay.json()).toEqual(first.json())
-    expect(app.services.agents.count()).toBe(1)
+    expect(await app.services.agents.count()).toBe(1)
 
     const other = await app.inject({ method: 'POST', url: '/v1/agents', headers, payload: { name: 'someone else' } })
     expect(other.statusCode).toBe(409)
@@ -148,7 +148,7 @@ describe('Idempotency-Key', () => {
 
     const fresh = await app.inject({ method: 'POST', url: '/v1/agents', headers: { ...adminHeaders, 'idempotency-key': 'k2' }, payload: { name: 'planner' } })
     expect(fresh.json().id).not.toBe(first.json().id)
-    expect(app.services.agents.count()).toBe(2)
+    expect(await app.services.agents.count()).toBe(2)
   })
 
   it('does not store failures, expires after 24 h, and prunes old rows', async () => {
@@ -166,7 +166,7 @@ describe('Idempotency-Key', () => {
     expect(later.json().id).not.toBe(ok.json().id)
 
     now += 24 * 3600 * 1000 + 1
-    expect(app.services.idempotency.prune()).toBe(1)
+    expect(await app.services.idempotency.prune()).toBe(1)
     expect(await handle.db.get('SELECT count(*) AS n FROM idempotency_keys')).toEqual({ n: 0 })
   })
 
