@@ -96,18 +96,23 @@ describe.skipIf(pgUrl === null)('three replicas on one PostgreSQL database', () 
       accepted.get(session)!.set(res.body!.step_number as number, description)
     })
     const victim = replicas[2]!
+    const delivered = () => new Set(rx.received.map((m) => (JSON.parse(m.body) as { data: { reminder: { id: string } } }).data.reminder.id))
+    const acceptedSoFar = () => [...accepted.values()].reduce((n, m) => n + m.size, 0)
     const killer = (async () => {
       // Mid-run: reminders are firing (due from 4 s on) and steps are in flight.
       await new Promise((r) => setTimeout(r, Math.max(0, start + 6000 - Date.now())))
       victim.kill()
       alive = replicas.slice(0, 2)
+      return { steps: acceptedSoFar(), reminders: delivered().size }
     })()
     await inParallel(steps, 6)
-    await killer
+    const atKill = await killer
+    // The kill landed while both kinds of work were under way, not before or after them.
+    expect(atKill.steps).toBeLessThan(STEPS)
+    expect(atKill.reminders).toBeLessThan(REMINDERS)
 
     // Every reminder delivered, each under one webhook-id however often it was sent.
     const deadline = Date.now() + 90_000
-    const delivered = () => new Set(rx.received.map((m) => (JSON.parse(m.body) as { data: { reminder: { id: string } } }).data.reminder.id))
     while (delivered().size < REMINDERS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
     const byReminder = new Map<string, Set<string>>()
     for (const m of rx.received) {
@@ -134,7 +139,7 @@ describe.skipIf(pgUrl === null)('three replicas on one PostgreSQL database', () 
       expect(log.map((s) => s.step_number)).toEqual(log.map((_, i) => i + 1))
       for (const [n, description] of accepted.get(id)!) expect(log[n - 1]?.description).toBe(description)
     }
-    expect([...accepted.values()].reduce((n, m) => n + m.size, 0)).toBe(STEPS)
+    expect(acceptedSoFar()).toBe(STEPS)
   })
 })
 
