@@ -82,8 +82,9 @@ async function reminderBurst(replicas: ChildServer[], apiKey: string, receiver: 
   }
   const hook = await call(replicas[0]!, '/v1/webhooks', { url: receiver.url, event_types: ['reminder.triggered'] })
   await call(replicas[0]!, '/v1/settings', { max_reminders: 2 * reminderCount }, 'PUT')
-  // Due at the start of one second far enough ahead for the creates to finish first.
-  const dueAt = Math.ceil((Date.now() + 20_000 + reminderCount * 3) / 1000) * 1000
+  // Due at the start of one second far enough ahead for the creates to finish first (one agent's
+  // creates take its row lock for the max_reminders check: about 100 a second here).
+  const dueAt = Math.ceil((Date.now() + 20_000 + reminderCount * 12) / 1000) * 1000
   const created = Date.now()
   let next = 0
   await Promise.all(

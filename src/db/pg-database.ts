@@ -15,7 +15,7 @@ export class PgDatabase implements SqlDatabase {
   readonly dialect = 'postgres'
   readonly pool: pg.Pool
   private readonly current = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>()
-  private readonly translated = new Map<string, Translated>()
+  private readonly translated = new Map<string, Translated & { name: string }>()
 
   constructor(pool: pg.Pool) {
     this.pool = pool
@@ -41,8 +41,7 @@ export class PgDatabase implements SqlDatabase {
 
   /** On the transaction's connection when inside one, else on any of the pool's. */
   private query(sql: string, params: Params): Promise<pg.QueryResult> {
-    const { text, values } = this.bind(sql, params)
-    return (this.current.getStore()?.client ?? this.pool).query(text, values)
+    return (this.current.getStore()?.client ?? this.pool).query(this.bind(sql, params))
   }
 
   /** A transaction resolves after its COMMIT: nothing is pending beyond it. */
@@ -92,14 +91,18 @@ export class PgDatabase implements SqlDatabase {
     }
   }
 
-  private bind(sql: string, params: Params): { text: string; values: unknown[] } {
+  /**
+   * A named query: each connection prepares a text once and then only binds values, sparing the
+   * server a parse and plan per statement (the texts are the repositories' constants: few).
+   */
+  private bind(sql: string, params: Params): pg.QueryConfig {
     let t = this.translated.get(sql)
     if (t === undefined) {
-      t = translate(sql)
+      t = { ...translate(sql), name: `gk${this.translated.size}` }
       this.translated.set(sql, t)
     }
-    if (Array.isArray(params)) return { text: t.text, values: params }
-    return { text: t.text, values: t.names.map((n) => (params as Record<string, unknown>)[n]) }
+    const values = Array.isArray(params) ? params : t.names.map((n) => (params as Record<string, unknown>)[n])
+    return { name: t.name, text: t.text, values }
   }
 }
 
