@@ -1,18 +1,14 @@
 import type { EventType } from '../../src/webhooks/outbox.js'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { Receiver } from './receiver.js'
-import { setup, type WebhookEnv } from './fixtures.js'
+import { describe, expect, it } from 'vitest'
+import type { Receiver } from './receiver.js'
+import { eachTest, setup, type WebhookEnv } from './fixtures.js'
 import { backend } from '../helpers.js'
 
 let rx: Receiver
 let env: WebhookEnv
-beforeEach(async () => {
-  rx = await new Receiver().start()
-  env = await setup()
-})
-afterEach(async () => {
-  await env.close()
-  await rx.stop()
+eachTest((r, e) => {
+  rx = r
+  env = e
 })
 
 async function fire(agent = 'agt_a', type: EventType = 'reminder.triggered') {

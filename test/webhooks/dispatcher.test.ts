@@ -1,19 +1,15 @@
 import type { EventType } from '../../src/webhooks/outbox.js'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generateSecret } from '../../src/webhooks/sign.js'
-import { Receiver } from './receiver.js'
-import { setup, type WebhookEnv } from './fixtures.js'
+import type { Receiver } from './receiver.js'
+import { eachTest, setup, type WebhookEnv } from './fixtures.js'
 import { verify } from './verify.js'
 
 let rx: Receiver
 let env: WebhookEnv
-beforeEach(async () => {
-  rx = await new Receiver().start()
-  env = await setup()
-})
-afterEach(async () => {
-  await env.close()
-  await rx.stop()
+eachTest((r, e) => {
+  rx = r
+  env = e
 })
 
 const reminderData = { reminder: { id: 'rem_1', title: 'stand up' }, scheduled_for: '2026-11-22T09:00:00.000Z', late: false }

@@ -3,7 +3,9 @@ import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { Outbox } from '../../src/webhooks/outbox.js'
 import { DEFAULT_DELIVERY_SETTINGS, type DeliverySettings } from '../../src/webhooks/retry-policy.js'
 import { WebhooksService } from '../../src/webhooks/service.js'
+import { afterEach, beforeEach } from 'vitest'
 import { openTestDatabase } from '../helpers.js'
+import { Receiver } from './receiver.js'
 
 export type DeliveryRow = { state: string; attempts: number; next: number | null; claimed: number | null }
 
@@ -46,3 +48,18 @@ export async function setup(overrides: Partial<DeliverySettings> = {}, given?: D
 }
 
 export type WebhookEnv = Awaited<ReturnType<typeof setup>>
+
+/** Before each test, a receiver on 127.0.0.1 and a fresh `setup()`, handed to `use`; both closed after it. */
+export function eachTest(use: (rx: Receiver, env: WebhookEnv) => void): void {
+  let rx: Receiver
+  let env: WebhookEnv
+  beforeEach(async () => {
+    rx = await new Receiver().start()
+    env = await setup()
+    use(rx, env)
+  })
+  afterEach(async () => {
+    await env.close()
+    await rx.stop()
+  })
+}
