@@ -21,7 +21,7 @@
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
-import { createDatabaseIn, findPgBin, startPgCluster, type PgCluster } from '../test/postgres/cluster.js'
+import { createDatabaseIn, startDurableCluster } from '../test/postgres/cluster.js'
 import { buildDist, startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
 import { createFixture, flag, flagValue, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
 
@@ -68,7 +68,7 @@ function roundRobin<T>(xs: T[]): () => T {
 async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
   console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  const cluster = onPostgres ? await durableCluster() : undefined
+  const cluster = onPostgres ? await startDurableCluster() : undefined
   const baseline = await startBaseline(cluster && (await createDatabaseIn(cluster.url, 'baseline')))
   const goalkeeper = await startGoalkeeper({ fromSource, databaseUrl: cluster && (await createDatabaseIn(cluster.url, 'goalkeeper')) })
   try {
@@ -142,13 +142,6 @@ async function main(): Promise<void> {
     await baseline.stop()
     cluster?.stop()
   }
-}
-
-/** --postgres: a throwaway cluster with durable commits (fsync on), as a production server has. */
-async function durableCluster(): Promise<PgCluster> {
-  const bin = findPgBin()
-  if (bin === undefined) throw new Error('--postgres needs the PostgreSQL server binaries (GOALKEEPER_PG_BIN or /usr/lib/postgresql/<n>/bin)')
-  return startPgCluster(bin, { durable: true })
 }
 
 function report(rows: Row[]): void {

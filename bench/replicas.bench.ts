@@ -13,11 +13,10 @@
  *
  * Flags: --duration S (steps, default 10), --reminders N (10000), --no-build.
  */
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { loadavg } from 'node:os'
 import { Webhook } from 'standardwebhooks'
-import { createDatabaseIn, findPgBin, startPgCluster } from '../test/postgres/cluster.js'
+import { createDatabaseIn, startDurableCluster } from '../test/postgres/cluster.js'
+import { Receiver } from '../test/webhooks/receiver.js'
 import { buildDist, startGoalkeeper, type ChildServer } from './child-server.js'
 import { createFixture, flag, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
 
@@ -26,12 +25,10 @@ const reminderCount = flag('reminders', 10_000)
 
 async function main(): Promise<void> {
   if (!hasFlag('no-build')) buildDist()
-  const bin = findPgBin()
-  if (bin === undefined) throw new Error('needs the PostgreSQL server binaries (GOALKEEPER_PG_BIN or /usr/lib/postgresql/<n>/bin)')
   console.log(`replicas bench; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  const cluster = await startPgCluster(bin, { durable: true })
+  const cluster = await startDurableCluster()
   const replicas: ChildServer[] = []
-  const receiver = await startReceiver()
+  const receiver = await new Receiver().start()
   try {
     const databaseUrl = await createDatabaseIn(cluster.url, 'goalkeeper')
     const env = { GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' }
@@ -97,16 +94,28 @@ async function reminderBurst(replicas: ChildServer[], apiKey: string, receiver: 
   console.log(`created ${reminderCount} reminders in ${((Date.now() - created) / 1000).toFixed(1)} s; due at ${new Date(dueAt).toISOString()}`)
   if (Date.now() >= dueAt) console.log('WARNING: the creates ran past the due second; the figure below is not valid')
   const deadline = dueAt + 120_000
-  while (receiver.firstSeen.size < reminderCount && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
-  const last = Math.max(...receiver.firstSeen.values())
+  // Reminder id → when its first delivery arrived.
+  const firstSeen = new Map<string, number>()
+  let scanned = 0
+  const arrivals = () => {
+    for (; scanned < receiver.received.length; scanned++) {
+      const m = receiver.received[scanned]!
+      const id = (JSON.parse(m.body) as { data: { reminder: { id: string } } }).data.reminder.id
+      if (!firstSeen.has(id)) firstSeen.set(id, m.at)
+    }
+    return firstSeen.size
+  }
+  while (arrivals() < reminderCount && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+  const last = Math.max(...firstSeen.values())
   const signer = new Webhook(hook.secret as string)
   let badSignatures = 0
   const idsByReminder = new Map<string, Set<string>>()
-  for (const m of receiver.messages) {
+  for (const m of receiver.received) {
+    const headers = { 'webhook-id': String(m.headers['webhook-id']), 'webhook-timestamp': String(m.headers['webhook-timestamp']), 'webhook-signature': String(m.headers['webhook-signature']) }
     try {
-      const event = signer.verify(m.body, m.headers) as { data: { reminder: { id: string } } }
+      const event = signer.verify(m.body, headers) as { data: { reminder: { id: string } } }
       const ids = idsByReminder.get(event.data.reminder.id) ?? new Set<string>()
-      ids.add(m.headers['webhook-id']!)
+      ids.add(headers['webhook-id'])
       idsByReminder.set(event.data.reminder.id, ids)
     } catch {
       badSignatures++
@@ -114,45 +123,9 @@ async function reminderBurst(replicas: ChildServer[], apiKey: string, receiver: 
   }
   const doubled = [...idsByReminder.values()].filter((ids) => ids.size > 1).length
   console.log(
-    `10k burst: ${receiver.firstSeen.size}/${reminderCount} delivered, the last ${((last - dueAt) / 1000).toFixed(1)} s after the due second; ` +
-      `${receiver.messages.length} requests received, ${doubled} reminders under two webhook-ids, ${badSignatures} bad signatures`,
+    `10k burst: ${firstSeen.size}/${reminderCount} delivered, the last ${((last - dueAt) / 1000).toFixed(1)} s after the due second; ` +
+      `${receiver.received.length} requests received, ${doubled} reminders under two webhook-ids, ${badSignatures} bad signatures`,
   )
-}
-
-interface Receiver {
-  url: string
-  messages: Array<{ body: string; headers: Record<string, string> }>
-  /** Reminder id → when its first delivery arrived. */
-  firstSeen: Map<string, number>
-  stop(): Promise<void>
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const messages: Receiver['messages'] = []
-  const firstSeen = new Map<string, number>()
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8')
-      const pick = (h: string) => String(req.headers[h] ?? '')
-      messages.push({ body, headers: { 'webhook-id': pick('webhook-id'), 'webhook-timestamp': pick('webhook-timestamp'), 'webhook-signature': pick('webhook-signature') } })
-      const id = (JSON.parse(body) as { data: { reminder: { id: string } } }).data.reminder.id
-      if (!firstSeen.has(id)) firstSeen.set(id, Date.now())
-      res.statusCode = 204
-      res.end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    messages,
-    firstSeen,
-    stop: () => new Promise((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
-  }
 }
 
 await main()

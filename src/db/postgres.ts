@@ -1,17 +1,12 @@
 import pg from 'pg'
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres'
 import type { DbHandle } from './client.js'
 import { PgDatabase } from './pg-database.js'
 import { pgMigrationsApplied } from './pg-migrate.js'
-import * as schema from './pg-schema/index.js'
 
-export type PgDb = NodePgDatabase<typeof schema>
-
-/** A pool of connections to one PostgreSQL database: `db` for the services, the pool and drizzle for migrations. */
+/** A pool of connections to one PostgreSQL database: `db` for the services, the pool for migrations. */
 export interface PgHandle extends DbHandle {
   readonly db: PgDatabase
   readonly pool: pg.Pool
-  readonly drizzle: PgDb
 }
 
 const INT8_OID = 20
@@ -31,7 +26,6 @@ export function openPg(url: string, options: { max?: number } = {}): PgHandle {
   const handle: PgHandle = {
     db,
     pool,
-    drizzle: drizzle({ client: pool, schema }),
     migrated: () => pgMigrationsApplied(handle),
     close: () => db.close(),
   }

@@ -112,7 +112,7 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   /** Commits the open batch now (its timer, shutdown). */
-  flush(): void {
+  private flush(): void {
     const batch = this.batch
     if (batch === undefined) return
     this.batch = undefined

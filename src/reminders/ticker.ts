@@ -101,15 +101,14 @@ export class Ticker {
   }
 
   /**
-   * Starts the per-second task (server.ts, after listen). On SQLite (one process) delivery claims
-   * left at start are a crashed run's and are released; on PostgreSQL they may be another
-   * replica's live ones, so they are left to their leases. Reminder claims always are.
+   * Starts the per-second task (server.ts, after listen), after the dispatcher's recovery of
+   * delivery claims a crash left (the delivery store decides which: none on PostgreSQL, where
+   * they may be another replica's live ones). Reminder claims are always left to their leases.
    */
   start(): void {
     if (this.task) return
-    const dispatcher = this.db.dialect === 'sqlite' ? this.dispatcher : undefined
     const recovered = Promise.resolve()
-      .then(() => dispatcher?.recover())
+      .then(() => this.dispatcher?.recover())
       .catch((err: unknown) => this.onError(err))
     this.task = cron.schedule(
       '* * * * * *',

@@ -117,8 +117,8 @@ export class SessionsService implements TurnPartsProvider {
   /** The dashboard's list: newest first, each session with its step count, last verdict and recent similarity. */
   async overview(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Promise<Page<SessionDigest>> {
     const page = pageOf(await this.store.repo.listNewestFirst(agentId, status, limit, cursor), limit)
-    const items: SessionDigest[] = []
-    for (const row of page.items) items.push(toDigest(row, await this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS)))
+    // Concurrent: on PostgreSQL each is a round trip of its own.
+    const items = await Promise.all(page.items.map(async (row) => toDigest(row, await this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))))
     return { ...page, items }
   }
 

@@ -84,7 +84,7 @@ export class SessionStore {
   private readonly engineOptions: GoalSessionOptions
   /** Absent when caching is off (`cacheMax: 0`): every request loads its session. */
   private readonly cache: LRUCache<string, Hydrated> | undefined
-  readonly writing = new KeyedLock()
+  private readonly writing = new KeyedLock()
 
   constructor(opts: { db: SqlDatabase; clock: Clock; metrics: Metrics; engineOptions: GoalSessionOptions; cacheMax?: number | undefined }) {
     this.db = opts.db

@@ -23,9 +23,4 @@ export class KeyedLock {
       if (this.tails.get(key) === tail) this.tails.delete(key)
     }
   }
-
-  /** Keys some write holds or waits for (tests). */
-  get size(): number {
-    return this.tails.size
-  }
 }

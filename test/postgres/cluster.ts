@@ -83,15 +83,27 @@ export async function startPgCluster(bin: string, options: ClusterOptions = {}):
   }
 }
 
-/** Creates database `name` in the cluster at `clusterUrl` and returns its URL. */
-export async function createDatabaseIn(clusterUrl: string, name: string): Promise<string> {
+/** A cluster with durable commits (fsync on), as a production server has: the benchmarks'. */
+export async function startDurableCluster(): Promise<PgCluster> {
+  const bin = findPgBin()
+  if (bin === undefined) throw new Error(`the benchmarks on PostgreSQL need its server binaries: ${HOW_TO_ENABLE}`)
+  return startPgCluster(bin, { durable: true })
+}
+
+/** Statements on the cluster's `postgres` database (creating and dropping databases). */
+export async function onCluster<T>(clusterUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: clusterUrl })
   await admin.connect()
   try {
-    await admin.query(`CREATE DATABASE ${name}`)
+    return await work(admin)
   } finally {
     await admin.end()
   }
+}
+
+/** Creates database `name` in the cluster at `clusterUrl`, empty or a copy of `template`, and returns its URL. */
+export async function createDatabaseIn(clusterUrl: string, name: string, template?: string): Promise<string> {
+  await onCluster(clusterUrl, (c) => c.query(`CREATE DATABASE ${name}${template === undefined ? '' : ` TEMPLATE ${template}`}`))
   const url = new URL(clusterUrl)
   url.pathname = `/${name}`
   return url.toString()

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { freePort } from '../free-port.js'
 
-/** A real goalkeeper process (`node dist/server.js`) on a PostgreSQL database: the replica test and benchmark start several. */
+/** A real goalkeeper process (`node dist/server.js`) on a PostgreSQL database: the replica test starts several. */
 export interface Replica {
   url: string
   child: ChildProcess

@@ -15,11 +15,11 @@ const COUNT = `INSERT INTO rate_limits (key, count, window_ends) VALUES (@key, 1
 /** Ended windows are deleted now and then, so the table holds about one row per recent caller. */
 const PRUNE_EVERY = 1000
 
-export function sharedRateLimitStore(db: SqlDatabase, clock: () => number = Date.now): FastifyRateLimitStoreCtor {
+export function sharedRateLimitStore(db: SqlDatabase): FastifyRateLimitStoreCtor {
   let sincePrune = 0
   const store: FastifyRateLimitStore = {
     incr(key, callback, timeWindow) {
-      const now = clock()
+      const now = Date.now()
       db.get<{ count: number; window_ends: number }>(COUNT, { key, now, ends: now + timeWindow }).then(
         (row) => callback(null, { current: row!.count, ttl: Math.max(0, row!.window_ends - now) }),
         (err: Error) => callback(err),
