@@ -1,7 +1,8 @@
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler'
 import type { Ajv } from 'ajv'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { parseInstant } from '../engine/clock.js'
+import { invalidField } from '../errors.js'
 
 /** The most field errors one 400 reports, so a huge bad body cannot amplify into a huge reply. */
 export const MAX_FIELD_ERRORS = 20
@@ -215,4 +216,24 @@ function unique(issues: AjvIssue[]): AjvIssue[] {
     seen.add(key)
     return true
   })
+}
+
+/** The path of the first string in `value` holding U+0000 (`body/description`), if any. */
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [k, v] of Object.entries(value)) {
+    const found = nulPath(v, `${path}/${k}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * A NUL character in a JSON object body or a query string is a 400 on every route: PostgreSQL's
+ * text cannot hold one, and both databases answer alike.
+ */
+export const rejectNul: preValidationHookHandler = (request, _reply, done) => {
+  const at = nulPath(request.query, 'querystring') ?? nulPath(request.body, 'body')
+  done(at === undefined ? undefined : invalidField(at, 'must not contain the NUL character (U+0000)'))
 }

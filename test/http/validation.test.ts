@@ -196,3 +196,17 @@ describe('unknown routes are rate-limited', () => {
     for (let i = 0; i < 20; i++) expect((await app.inject({ url: '/v1/nothing-here' })).statusCode).toBe(404)
   })
 })
+
+describe('NUL characters', () => {
+  it('are a 400 naming the field, in a body or a query string, on either database, and store nothing', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const body = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: a.headers, payload: { url: 'http://example.com/hook', description: 'a\u0000b' } })
+    expect(body.statusCode).toBe(400)
+    expect(body.json().errors).toEqual([expect.objectContaining({ path: 'body/description' })])
+    const query = await t.app.inject({ url: '/v1/reminders/search?q=a%00b', headers: a.headers })
+    expect(query.statusCode).toBe(400)
+    expect(query.json().errors).toEqual([expect.objectContaining({ path: 'querystring/q' })])
+    expect(await t.db.get('SELECT count(*) AS n FROM webhooks')).toEqual({ n: 0 })
+  })
+})
