@@ -5,7 +5,7 @@ import { DEFAULT_BREAKER } from './providers/circuit-breaker.js'
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
-// Upper bounds, documented in the README. Timers overflow above 2^31-1 ms (~24.8 days): node then
+// Upper bounds, documented in docs/reference.md. Timers overflow above 2^31-1 ms (~24.8 days): node then
 // fires at once (TimeoutOverflowWarning) or throws (AbortSignal.timeout, undici), so a large value
 // must be refused here, not discovered on the first call. The caps sit well below that, at values
 // past which a setting stops making sense.

@@ -196,10 +196,16 @@ describe('README examples', () => {
 })
 
 describe('README and docs', () => {
-  it('list every environment variable the server reads in the configuration table, and no other', () => {
-    const table = README.split('\n').filter((l) => /^\| `/.test(l))
-    const named = table.flatMap((l) => [...l.split('|')[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!))
+  it("list every environment variable the server reads in the reference's configuration table, and no other; the README's table repeats some of its rows", () => {
+    const rows = (text: string) => text.split('\n').filter((l) => /^\| `/.test(l))
+    const reference = rows(readFileSync(join(ROOT, 'docs/reference.md'), 'utf8'))
+    const named = reference.flatMap((l) => [...l.split('|')[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!))
     expect(named.sort()).toEqual(Object.keys(EnvSchema.properties).sort())
+    // A README row names a variable and its default as the reference does (their links differ).
+    const cells = (row: string) => row.split('|').slice(1, 3).join('|')
+    const readme = rows(README).map(cells)
+    expect(readme.length).toBeGreaterThan(0)
+    for (const row of readme) expect(reference.map(cells)).toContain(row)
   })
 
   it('name only files and folders the repository has', () => {

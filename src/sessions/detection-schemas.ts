@@ -4,7 +4,7 @@ import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
- * step fields, the config fields and the verdict's additions (README "Loops, escalation and budgets").
+ * step fields, the config fields and the verdict's additions (docs/detection.md).
  */
 
 export const LoopKind = Type.Enum([...LOOP_KINDS], {
