@@ -22,9 +22,12 @@ export class UnitOfWork {
 
   /**
    * Runs `fn` and the extra writes in one transaction; inside a caller's transaction, a savepoint
-   * of it. A run that throws keeps the extra writes for the next one (a retried write).
+   * of it. A run that throws keeps the extra writes for the next one (a retried write). `atomic`
+   * says `fn` is all-or-nothing on its own (one statement, or a transaction of its own): with no
+   * extra writes it then runs without a transaction around it (sparing PostgreSQL a BEGIN and a COMMIT).
    */
-  async run<T>(fn: () => Promise<T>): Promise<T> {
+  async run<T>(fn: () => Promise<T>, opts: { atomic?: boolean } = {}): Promise<T> {
+    if (opts.atomic === true && this.extra.length === 0) return fn()
     const result = await this.db.transaction(async () => {
       const value = await fn()
       for (const write of this.extra) await write(value)

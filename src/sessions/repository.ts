@@ -13,6 +13,8 @@ type Db = { dbColumnNames: true }
 export type SessionRow = InferSelectModel<typeof sessions, Db>
 export type StepRow = InferSelectModel<typeof steps, Db>
 export type DriftEventRow = InferSelectModel<typeof driftEvents, Db>
+export type StepInsert = InferInsertModel<typeof steps, Db>
+export type DriftEventInsert = InferInsertModel<typeof driftEvents, Db>
 
 /** What a write needs of the row: which session, whether it is active, and its version. */
 export type SessionKey = Pick<SessionRow, 'id' | 'agent_id' | 'status' | 'version'>
@@ -70,12 +72,32 @@ const DIALECT = {
     mode: "drift ->> '$.similarity_mode'",
     // BEGIN IMMEDIATE already holds the database's write lock.
     lockKey: '',
+    // Three statements in a transaction of their own: each is a few microseconds in process.
+    stepWrite: undefined,
   },
   postgres: {
     similarity: "(drift::jsonb ->> 'similarity')::float8",
     mode: "drift::jsonb ->> 'similarity_mode'",
     // A writer on another connection or replica waits for this write instead of losing the version race.
     lockKey: ' FOR NO KEY UPDATE',
+    // One round trip instead of three (and no BEGIN/COMMIT around them when nothing else commits
+    // with the step): the inserts take their row from the update's, so they land only when it does.
+    stepWrite: (drift: boolean) => `WITH u AS (
+        UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = @version + 1, updated_at = @updated_at
+        WHERE agent_id = @agent_id AND id = @id AND version = @version RETURNING id
+      ), s AS (
+        INSERT INTO steps (${STEP})
+        SELECT u.id, @step_number::int, @agent_id, @description, @output, @verification, @drift, @recommended_action,
+          @created_at::bigint, @version::int + 1, @tool, @error::boolean, @tokens::int, @cost_usd::float8 FROM u
+      )${
+        drift
+          ? `, d AS (
+        INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
+        SELECT u.id, @agent_id, @d_step_number::int, @d_similarity::float8, @d_action_text, @d_severity, @d_created_at::bigint FROM u
+      )`
+          : ''
+      }
+      SELECT count(*)::int AS n FROM u`,
   },
 } as const
 
@@ -87,7 +109,7 @@ const SQL = {
   // One statement, so the version and its snapshot come from one view of the database on either dialect.
   stored: `SELECT s.version, p.snapshot FROM sessions s JOIN session_snapshots p ON p.session_id = s.id
     WHERE s.agent_id = ? AND s.id = ?`,
-  // Optimistic concurrency: the write lands only on the version it was computed from.
+  // Optimistic concurrency: the write lands only on the version it was computed from (an archive bumps it too).
   write: `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = @version + 1, updated_at = @updated_at
     WHERE agent_id = @agent_id AND id = @id AND version = @version`,
   putSnapshot: `INSERT INTO session_snapshots (session_id, version, snapshot) VALUES (?, ?, ?)
@@ -114,11 +136,14 @@ export class SessionRepository {
   private readonly lockKeySql: string
   private readonly recentStepsSql: string
   private readonly journalStepsSql: string
+  /** PostgreSQL's one-statement step write, without and with a drift event. */
+  private readonly stepWriteSql: readonly [string, string] | undefined
 
   constructor(db: SqlDatabase) {
     this.db = db
     const d = DIALECT[db.dialect]
     this.lockKeySql = SQL.key + d.lockKey
+    this.stepWriteSql = d.stepWrite && [d.stepWrite(false), d.stepWrite(true)]
     this.recentStepsSql = `SELECT step_number, recommended_action, ${d.similarity} AS similarity, created_at
       FROM steps WHERE session_id = ? AND agent_id = ? ORDER BY step_number DESC LIMIT ?`
     // Bounded by the version read with the snapshot: a step committed since belongs to a later version.
@@ -160,6 +185,31 @@ export class SessionRepository {
     return true
   }
 
+  /**
+   * A journaled step (the state without a snapshot, the step's row, its drift event if any),
+   * atomic on its own: a transaction of its own on SQLite (a savepoint inside the caller's), one
+   * statement on PostgreSQL. False, with nothing written, when the row is no longer at `version`.
+   */
+  async writeStep(w: StateWrite, step: StepInsert, drift: DriftEventInsert | undefined): Promise<boolean> {
+    if (this.stepWriteSql === undefined) {
+      return this.db.transaction(async () => {
+        if (!(await this.writeState(w))) return false
+        await this.insertStep(step)
+        if (drift !== undefined) await this.insertDriftEvent(drift)
+        return true
+      })
+    }
+    const { snapshot: _, ...state } = w
+    const { session_id: _s, agent_id: _a, version: _v, ...row } = step
+    const params = {
+      ...state,
+      ...row,
+      ...(drift && { d_step_number: drift.step_number, d_similarity: drift.similarity, d_action_text: drift.action_text, d_severity: drift.severity, d_created_at: drift.created_at }),
+    }
+    const written = await this.db.get<{ n: number }>(this.stepWriteSql[drift === undefined ? 0 : 1], params)
+    return written?.n === 1
+  }
+
   /** Status and metadata only: the engine state (and its snapshot) stays as it is. */
   async writeAttrs(row: AttrsWrite): Promise<boolean> {
     return (await this.db.run(SQL.writeAttrs, row)) === 1
@@ -186,7 +236,7 @@ export class SessionRepository {
     return this.db.all(this.recentStepsSql, [id, agentId, count])
   }
 
-  async insertStep(row: InferInsertModel<typeof steps, Db>): Promise<void> {
+  async insertStep(row: StepInsert): Promise<void> {
     await this.db.run(SQL.insertStep, row)
   }
 
@@ -199,7 +249,7 @@ export class SessionRepository {
     return this.db.all(this.journalStepsSql, [id, stepCount, version])
   }
 
-  async insertDriftEvent(row: InferInsertModel<typeof driftEvents, Db>): Promise<void> {
+  async insertDriftEvent(row: DriftEventInsert): Promise<void> {
     await this.db.run(SQL.insertDriftEvent, row)
   }
 

@@ -34,7 +34,8 @@ import {
 } from './model.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
 import type { SessionKey } from './repository.js'
-import { assertActive, LostRace, raceConflict, SessionStore, WRITE_ATTEMPTS, type Outcome } from './store.js'
+import { assertActive, LostRace, raceConflict, type Outcome } from './outcome.js'
+import { SessionStore, WRITE_ATTEMPTS } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
 
 export interface SessionsDeps {

@@ -1,8 +1,7 @@
 /**
- * Load → engine → persist for goal sessions. A write runs in the caller's unit of work: it reads
- * (and on PostgreSQL locks) the row's key (agent, status, version), takes the hydrated session for
- * that version, runs the engine, and writes the new state checked against the version it was
- * computed from, together with the step row, drift events and outbox messages of the episode events.
+ * Load → engine → persist for goal sessions. A write runs in the caller's unit of work and writes
+ * the new state checked against the version it was computed from (archiving or deleting the
+ * session changes that too), together with the step row, drift events and outbox messages of the episode events.
  *
  * The engine state is a snapshot plus the steps after it: a step's row is its journal entry, so a
  * step writes no snapshot until SNAPSHOT_EVERY steps have piled up (every other write takes one).
@@ -10,57 +9,38 @@
  * the rebuilt engine equals the one that served them. A full snapshot per step cost about half a
  * step's server time under load (docs/performance.md).
  *
- * Hydrated sessions are kept in an LRU keyed by id and labelled with their version; the row's
- * version is read on every request, so a session written by another process or replica is never
- * served stale. An engine is changed in place by a write, so a cached entry is never changed:
- * a write takes its entry out of the cache (holding the session's write lock, so this process runs
- * one write of a session at a time) and puts the new version back only once it has committed. A
- * read meanwhile misses and loads the committed state itself.
+ * Hydrated sessions are kept in an LRU keyed by id and labelled with their version. A read checks
+ * the row's version first, so a session written by another process or replica is never served
+ * stale. A write on a cached session reads nothing first: the version check of its update is the
+ * check, and a miss (another writer came first, archived or deleted it) tries again the long way,
+ * reading (on PostgreSQL locking) the row's key and loading that version when the cache is behind.
+ * An engine is changed in place by a write, so a cached entry is never changed: a write takes its
+ * entry out of the cache (holding the session's write lock, so this process runs one write of a
+ * session at a time) and puts the new version back only once it has committed. A read meanwhile
+ * misses and loads the committed state itself.
  */
 import { LRUCache } from 'lru-cache'
 import type { SqlDatabase } from '../db/database.js'
 import type { UnitOfWork } from '../db/unit-of-work.js'
 import type { Clock } from '../engine/clock.js'
-import type { DriftEvent } from '../engine/goal-dna.js'
-import { GoalSession, type GoalSessionJSON, type GoalSessionOptions, type SessionEvent, type StepResult } from '../engine/goal-session.js'
-import { conflict, notFound } from '../errors.js'
+import { GoalSession, type GoalSessionJSON, type GoalSessionOptions } from '../engine/goal-session.js'
+import { notFound } from '../errors.js'
 import type { Metrics } from '../metrics.js'
 import { Outbox } from '../webhooks/outbox.js'
+import { signalsOf } from './model.js'
+import { LostRace, raceConflict, assertActive, rowsOf, type Outcome } from './outcome.js'
 import { SessionRepository, type SessionKey, type SessionRow } from './repository.js'
 import { SessionClock } from './session-clock.js'
-import { signalColumns, signalsOf, type StepInput } from './model.js'
 import { KeyedLock } from './write-lock.js'
+
 
 export const SESSION_CACHE_MAX = 500
 
 /** Attempts of a write that lost its version race (each on a fresh load) before it becomes a 409. */
 export const WRITE_ATTEMPTS = 3
 
-/** What a mutation hands back to be written with the engine state. */
-export interface Outcome<T> {
-  result: T
-  events?: SessionEvent[]
-  drift_events?: DriftEvent[]
-  /** A step's input, recorded as its row of the step log (and journal entry). */
-  step?: { input: StepInput; result: StepResult }
-  /** Write a snapshot even for a step (one computed off the pinned clock, e.g. while an LLM answered). */
-  snapshot?: boolean
-}
-
-/** The version check failed: another writer committed first. */
-export class LostRace extends Error {
-  constructor() {
-    super('The session changed while this request was computed; retry it.')
-    this.name = 'LostRace'
-  }
-}
-
-/** A lost race after the retries the caller allows: 409. */
-export const raceConflict = () => conflict('The session was changed concurrently; retry the request.')
-
-export function assertActive(key: SessionKey): void {
-  if (key.status === 'archived') throw conflict(`Session ${key.id} is archived; unarchive it (PATCH status: active) to change it.`)
-}
+/** A write attempt that lost its version race. */
+const LOST = Symbol('lost')
 
 /** Steps journaled between two snapshots: bounds the replay of a cache miss. */
 export const SNAPSHOT_EVERY = 32
@@ -169,28 +149,42 @@ export class SessionStore {
 
   /**
    * Runs `fn` on the session and persists its outcome in `uow`; archived sessions are read-only
-   * (409). A lost version race is tried again on a fresh load, WRITE_ATTEMPTS times in all.
+   * (409). A session cached here is written without reading its key first: the update checks the
+   * cached version itself, so a stale entry (another process wrote, archived or deleted the
+   * session) just misses, and the write is tried again on a fresh read of the key (409 or 404
+   * there), WRITE_ATTEMPTS times in all before a lost race becomes a 409.
    */
-  async mutate<T>(uow: UnitOfWork, agentId: string, id: string, fn: (session: GoalSession) => Outcome<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.writeOnce(uow, id, async () => {
-          const key = await this.repo.lockKey(agentId, id)
-          if (key === undefined) throw notFound('session', id)
-          assertActive(key)
-          // Out of the cache while it changes; a hit older than the row is of no use either.
-          const entry = this.hit(key) ?? (await this.load(key))
-          this.forget(id)
-          // One clock reading for the whole operation: the one its journal entry records.
-          const now = this.clock()
-          const outcome = entry.clock.at(now, () => fn(entry.session))
-          return { outcome, next: await this.persist(key, entry, outcome, now) }
-        })
-      } catch (err) {
-        if (!(err instanceof LostRace)) throw err
+  mutate<T>(uow: UnitOfWork, agentId: string, id: string, fn: (session: GoalSession) => Outcome<T>): Promise<T> {
+    return this.locked(id, async () => {
+      const cached = this.db.inTransaction ? undefined : this.take(agentId, id)
+      if (cached !== undefined) {
+        const now = this.clock()
+        const outcome = cached.clock.at(now, () => fn(cached.session))
+        const key = { id, agent_id: agentId }
+        // A journaled step with no events to report is atomic on its own: one statement on PostgreSQL.
+        const atomic = this.stepWrite(cached, outcome) && (outcome.events ?? []).length === 0
+        const written = await this.attempt(() => this.writeIn(uow, async () => ({ outcome, next: await this.persist(key, cached, outcome, now) }), atomic))
+        if (written !== LOST) return written
+      }
+      for (let attempt = cached === undefined ? 1 : 2; ; attempt++) {
+        const written = await this.attempt(() =>
+          this.writeIn(uow, async () => {
+            const key = await this.repo.lockKey(agentId, id)
+            if (key === undefined) throw notFound('session', id)
+            assertActive(key)
+            // Out of the cache while it changes; a hit older than the row is of no use either.
+            const entry = this.hit(key) ?? (await this.load(key))
+            this.forget(id)
+            // One clock reading for the whole operation: the one its journal entry records.
+            const now = this.clock()
+            const outcome = entry.clock.at(now, () => fn(entry.session))
+            return { outcome, next: await this.persist(key, entry, outcome, now) }
+          }),
+        )
+        if (written !== LOST) return written
         if (attempt >= WRITE_ATTEMPTS) throw raceConflict()
       }
-    }
+    })
   }
 
   /**
@@ -198,36 +192,72 @@ export class SessionStore {
    * as the next version with the outcome's rows; throws LostRace when the row has moved on.
    */
   persistCopy<T>(uow: UnitOfWork, key: SessionKey, entry: Hydrated, outcome: Outcome<T>): Promise<T> {
-    return this.writeOnce(uow, key.id, async () => ({ outcome, next: await this.persist(key, entry, outcome, this.clock()) }))
+    return this.locked(key.id, () => this.writeIn(uow, async () => ({ outcome, next: await this.persist(key, entry, outcome, this.clock()) })))
+  }
+
+  /** The agent's cached session, out of the cache: the write owns it until it offers the next version back. */
+  private take(agentId: string, id: string): Hydrated | undefined {
+    const entry = this.cache?.get(id)
+    if (entry === undefined || entry.agentId !== agentId) return undefined
+    this.forget(id)
+    return entry
+  }
+
+  private async attempt<T>(write: () => Promise<T>): Promise<T | typeof LOST> {
+    try {
+      return await write()
+    } catch (err) {
+      if (err instanceof LostRace) return LOST
+      throw err
+    }
   }
 
   /**
-   * Runs `work` in `uow` holding the session's write lock until the transaction has settled, then
-   * caches the version it wrote. Inside a caller's transaction that commits later, nothing is cached.
+   * One write of a session at a time in this process, so a second one finds the first's version
+   * cached instead of loading (and losing the race). Taken before the transaction, never inside
+   * one: a holder may wait for a connection (or SQLite's turn), so no one holding either may wait
+   * for it. A write inside a caller's transaction takes no lock; the version check keeps it right.
    */
-  private async writeOnce<T>(uow: UnitOfWork, id: string, work: () => Promise<{ outcome: Outcome<T>; next: Hydrated }>): Promise<T> {
-    const nested = this.db.inTransaction
-    let release: (() => void) | undefined
-    let done: { outcome: Outcome<T>; next: Hydrated } | undefined
+  private async locked<T>(id: string, work: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction) return work()
+    const release = await this.writing.acquire(id)
     try {
-      const result = await uow.run(async () => {
-        // Taken inside the transaction: its connection (or SQLite's turn) is held already.
-        release = await this.writing.acquire(id)
-        done = await work()
-        return done.outcome.result
-      })
-      // Counted once written (not per attempt).
-      for (const e of done!.outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
-      if (!nested) {
-        const next = done!.next
-        this.offer(next)
-        // A SQLite group commit that fails takes this write with it: the cached engine is ahead then.
-        uow.onRollback(() => this.forget(id))
-      }
-      return result
+      return await work()
     } finally {
-      release?.()
+      release()
     }
+  }
+
+  /**
+   * Runs `work` in `uow` (`atomic`: see UnitOfWork.run) and caches the version it wrote; inside a
+   * caller's transaction, which commits later, nothing is cached.
+   */
+  private async writeIn<T>(uow: UnitOfWork, work: () => Promise<{ outcome: Outcome<T>; next: Hydrated }>, atomic = false): Promise<T> {
+    const nested = this.db.inTransaction
+    let done!: { outcome: Outcome<T>; next: Hydrated }
+    // The run's value is the reply an idempotency record keeps.
+    const result = await uow.run(async () => {
+      done = await work()
+      return done.outcome.result
+    }, { atomic })
+    // Counted once written (not per attempt).
+    for (const e of done.outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
+    if (!nested) {
+      this.offer(done.next)
+      // A SQLite group commit that fails takes this write with it: the cached engine is ahead then.
+      uow.onRollback(() => this.forget(done.next.id))
+    }
+    return result
+  }
+
+  /** Whether the outcome is written as a journal entry (no snapshot). */
+  private journaled(entry: Hydrated, outcome: Outcome<unknown>): boolean {
+    return outcome.step !== undefined && outcome.snapshot !== true && entry.pending + 1 < SNAPSHOT_EVERY
+  }
+
+  /** A journaled step is written by the repository's writeStep (state, step row and drift event as one). */
+  private stepWrite(entry: Hydrated, outcome: Outcome<unknown>): boolean {
+    return this.journaled(entry, outcome) && (outcome.drift_events ?? []).length <= 1
   }
 
   /**
@@ -235,47 +265,16 @@ export class SessionStore {
    * rows and returns the entry as of that version; throws LostRace when the row has moved on. The
    * caller holds the transaction.
    */
-  async persist<T>(key: SessionKey, entry: Hydrated, outcome: Outcome<T>, now: number = this.clock()): Promise<Hydrated> {
-    const { session } = entry
-    const journaled = outcome.step !== undefined && outcome.snapshot !== true && entry.pending + 1 < SNAPSHOT_EVERY
-    const written = await this.repo.writeState({
-      id: key.id,
-      agent_id: key.agent_id,
-      version: entry.version,
-      goal: session.goal,
-      plan: JSON.stringify(session.plan),
-      state: JSON.stringify(session.state()),
-      snapshot: journaled ? undefined : JSON.stringify(session.toJSON()),
-      updated_at: now,
-    })
-    if (!written) throw new LostRace()
+  async persist<T>(key: Pick<SessionKey, 'id' | 'agent_id'>, entry: Hydrated, outcome: Outcome<T>, now: number = this.clock()): Promise<Hydrated> {
+    const journaled = this.journaled(entry, outcome)
     const version = entry.version + 1
-    if (outcome.step !== undefined) {
-      const { input, result } = outcome.step
-      await this.repo.insertStep({
-        session_id: key.id,
-        step_number: result.step_number,
-        agent_id: key.agent_id,
-        description: input.description,
-        output: input.output ?? '',
-        ...signalColumns(input),
-        verification: JSON.stringify(result.verification),
-        drift: JSON.stringify(result.drift),
-        recommended_action: result.verification.recommended_action,
-        created_at: now,
-        version,
-      })
-    }
-    for (const e of outcome.drift_events ?? []) {
-      await this.repo.insertDriftEvent({
-        session_id: key.id,
-        agent_id: key.agent_id,
-        step_number: e.step_number,
-        similarity: e.similarity,
-        action_text: e.action_text,
-        severity: e.severity,
-        created_at: Date.parse(e.timestamp),
-      })
+    const { state, step, drift } = rowsOf({ id: key.id, agent_id: key.agent_id, version: entry.version }, entry.session, outcome, journaled, now)
+    if (step !== undefined && this.stepWrite(entry, outcome)) {
+      if (!(await this.repo.writeStep(state, step, drift[0]))) throw new LostRace()
+    } else {
+      if (!(await this.repo.writeState(state))) throw new LostRace()
+      if (step !== undefined) await this.repo.insertStep(step)
+      for (const row of drift) await this.repo.insertDriftEvent(row)
     }
     for (const e of outcome.events ?? []) await this.outbox.enqueue(key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
     return { ...entry, version, pending: journaled ? entry.pending + 1 : 0 }

@@ -1,8 +1,8 @@
 /**
  * One queue per key: `acquire` resolves once every earlier holder of the key has released it.
- * The session store takes it for a session id inside the write's transaction (a connection or the
- * SQLite queue is already held then, so a holder never waits for one while others wait for it),
- * and lets go after that transaction settles.
+ * The session store takes it for a session id before the write's transaction (never inside one:
+ * a holder may wait for a connection or SQLite's turn, so whoever holds one must not wait for the
+ * lock) and lets go after that transaction settles.
  */
 export class KeyedLock {
   /** Per key: settles when the last holder queued so far has released. */

@@ -54,19 +54,23 @@ describe(`concurrent writes of one session (${backend})`, () => {
     const a = await t.createAgent()
     const id = await createSession(t, a, { goal: GOAL, plan: PLAN })
     expect((await step(t, a, id, 'design the user schema')).statusCode).toBe(201)
-    // Hold the next step inside its transaction: the engine has run and the session row is written.
+    // Hold the next step at the statement writing its step row: the engine has run; on SQLite the
+    // session row is written already, in the open transaction; on PostgreSQL that statement is the
+    // whole write (the session row, the step and its drift event in one).
     let open!: () => void
     const gate = new Promise<void>((resolve) => (open = resolve))
     let held!: () => void
     const holding = new Promise<void>((resolve) => (held = resolve))
-    const run = t.db.run.bind(t.db)
-    vi.spyOn(t.db, 'run').mockImplementation(async (sql, params) => {
-      if (sql.startsWith('INSERT INTO steps')) {
+    const hold = async (sql: string) => {
+      if (sql.includes('INSERT INTO steps')) {
         held()
         await gate
       }
-      return run(sql, params)
-    })
+    }
+    const run = t.db.run.bind(t.db)
+    const get = t.db.get.bind(t.db)
+    vi.spyOn(t.db, 'run').mockImplementation(async (sql, params) => (await hold(sql), run(sql, params)))
+    vi.spyOn(t.db, 'get').mockImplementation(async (sql, params) => (await hold(sql), get(sql, params)))
     const writing = step(t, a, id, 'implement auth endpoints with JWT')
     await holding
     const read = verifications(t, a, id)
@@ -84,7 +88,7 @@ describe(`concurrent writes of one session (${backend})`, () => {
     const a = await t.createAgent()
     const id = await createSession(t, a, { goal: GOAL, plan: PLAN })
     const repo = t.app.services.sessions.store.repo
-    const lose = vi.spyOn(repo, 'writeState').mockResolvedValueOnce(false)
+    const lose = vi.spyOn(repo, 'writeStep').mockResolvedValueOnce(false)
     const won = await step(t, a, id, 'design the user schema')
     expect(won.statusCode).toBe(201)
     expect(won.json().step_number).toBe(1)

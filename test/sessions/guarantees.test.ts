@@ -4,7 +4,7 @@
  * a reply leaves only after its write has committed. On SQLite the second handle is a second
  * connection on the file (another process); on PostgreSQL a second pool (another replica).
  */
-import { expect, it } from 'vitest'
+import { expect, it, vi } from 'vitest'
 import { createMetrics } from '../../src/metrics.js'
 import { SessionsService } from '../../src/sessions/service.js'
 import { buildTestApp, openTestDatabase } from '../helpers.js'
@@ -73,4 +73,58 @@ it('a step is committed before its reply leaves: another connection sees it whil
     expect(res.statusCode).toBe(201)
   }
   expect(seenOnSend).toEqual([1, 2, 3])
+})
+
+it('a cached session archived or deleted through another connection: the next write here is a 409, then a 404, and writes nothing', async () => {
+  const shared = await sharedDatabase()
+  const handle = shared.open()
+  await insertAgent(handle)
+  const other = shared.open()
+  const mine = new SessionsService({ db: handle.db, clock: Date.now, metrics: createMetrics() })
+  const theirs = new SessionsService({ db: other.db, clock: Date.now, metrics: createMetrics() })
+  const id = (await mine.create('agt_1', { goal: GOAL })).id
+  await mine.step('agt_1', id, { description: 'design the user schema' })
+  await handle.db.committed()
+  // Archived over there while this service still holds version 2 in its cache.
+  await theirs.update('agt_1', id, { status: 'archived' })
+  await other.db.committed()
+  await expect(mine.step('agt_1', id, { description: 'implement auth endpoints' })).rejects.toMatchObject({ status: 409 })
+  await handle.db.committed()
+  await theirs.delete('agt_1', id)
+  await other.db.committed()
+  await expect(mine.step('agt_1', id, { description: 'implement auth endpoints' })).rejects.toMatchObject({ status: 404 })
+  expect(await handle.db.all('SELECT step_number FROM steps WHERE session_id = ?', [id])).toEqual([])
+  expect(await other.db.all('SELECT step_number FROM steps WHERE session_id = ?', [id])).toEqual([])
+})
+
+it('a step on a cached session reads nothing first: one statement on PostgreSQL, with no transaction around it', async () => {
+  const handle = await openTestDatabase()
+  await insertAgent(handle)
+  const sessions = new SessionsService({ db: handle.db, clock: Date.now, metrics: createMetrics() })
+  const id = (await sessions.create('agt_1', { goal: GOAL })).id
+  // The first step loads the session (a create caches nothing); the second finds it cached.
+  await sessions.step('agt_1', id, { description: 'design the user schema' })
+  const statements: string[] = []
+  let depth = 0
+  for (const method of ['all', 'get', 'run', 'transaction'] as const) {
+    const original = handle.db[method].bind(handle.db) as (...args: unknown[]) => Promise<unknown>
+    vi.spyOn(handle.db, method).mockImplementation((async (...args: unknown[]) => {
+      // A statement, not the calls it makes of the others (PostgreSQL's get runs all).
+      if (method === 'transaction') statements.push('BEGIN')
+      else if (depth === 0) statements.push((args[0] as string).trim().split(/\s+/).slice(0, 3).join(' '))
+      depth += method === 'transaction' ? 0 : 1
+      try {
+        return await original(...args)
+      } finally {
+        depth -= method === 'transaction' ? 0 : 1
+      }
+    }) as never)
+  }
+  const step = await sessions.step('agt_1', id, { description: 'implement auth endpoints' })
+  expect(step.step_number).toBe(2)
+  // SQLite: the session row, the step and its drift event (if it drifted) in a transaction of their own (a savepoint of the group commit).
+  const sqlite = ['BEGIN', 'UPDATE sessions SET', 'INSERT INTO steps', ...(step.drift.event === null ? [] : ['INSERT INTO drift_events'])]
+  expect(statements).toEqual(handle.db.dialect === 'postgres' ? ['WITH u AS'] : sqlite)
+  vi.restoreAllMocks()
+  expect(await handle.db.all('SELECT step_number FROM steps WHERE session_id = ? ORDER BY 1', [id])).toEqual([{ step_number: 1 }, { step_number: 2 }])
 })
