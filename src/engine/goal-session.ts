@@ -11,16 +11,10 @@ import { GoalDNA, type DriftCheck, type DriftTrend } from './goal-dna.js'
 import { GoalReminderInjector, type GoalReminder } from './goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
-import {
-  calculateOptimalFrequency,
-  RecitationManager,
-  type ChatMessage,
-  type RecitationBlock,
-  type RecitationState,
-} from './recitation.js'
+import { RecitationManager, type ChatMessage, type RecitationState } from './recitation.js'
 import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
 import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
-import { mergeContext, recitationStateOf } from './session-recitation.js'
+import { mergeContext, recitationPreview, recitationStateOf } from './session-recitation.js'
 import { sessionSummary } from './session-summary.js'
 import { reminderInputOf } from './session-reminder.js'
 import type { StepSignals } from './loops.js'
@@ -241,25 +235,7 @@ export class GoalSession {
 
   /** Read-only: what an injection at `iteration` would do, without recording it. */
   recitation(iteration: number, context_tokens?: number): RecitationPreview {
-    const cfg = this.config.recitation
-    const frequency =
-      cfg.frequency !== 'adaptive'
-        ? cfg.frequency
-        : context_tokens !== undefined
-          ? calculateOptimalFrequency(context_tokens)
-          : this.recitationManager.toJSON().adaptive_frequency
-    const should_inject = iteration === 1 || iteration - this.recitationManager.lastInjectionIteration >= frequency
-    const block: RecitationBlock | null = this.recitationManager.buildBlock(this.recitationState(iteration, context_tokens))
-    const preview: RecitationPreview = {
-      should_inject,
-      frequency,
-      content: block?.content ?? null,
-      text: block?.text ?? null,
-      token_estimate: block?.token_estimate ?? 0,
-    }
-    // Due, but identical to the last block injected (skip_unchanged): not due after all, and why.
-    const skipped = should_inject && block !== null ? this.detection.skip('recitation', block.content, iteration) : null
-    return skipped === null ? preview : { ...preview, should_inject: false, skipped }
+    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, context_tokens), context_tokens)
   }
 
   /**

@@ -1,11 +1,13 @@
 /**
  * The recitation side of a goal session: merging the agent's context, the plan as tasks and the
- * RecitationState a block is built from. Plain functions over the session's parts, so GoalSession
+ * RecitationState a block is built from, and what an injection would do now. Plain functions over the session's parts, so GoalSession
  * keeps only the calls into its RecitationManager.
  */
 import type { GoalTracker } from './goal-tracker.js'
-import type { PlanTask, RecitationState } from './recitation.js'
-import type { RecitationContext } from './session-types.js'
+import { calculateOptimalFrequency, type PlanTask, type RecitationManager, type RecitationState } from './recitation.js'
+import type { SessionConfig } from './session-config.js'
+import type { SessionDetection } from './session-detection.js'
+import type { RecitationContext, RecitationPreview } from './session-types.js'
 import { defined } from './defined.js'
 
 /** `context` with the fields `update` gives replaced; the others are kept. */
@@ -42,4 +44,35 @@ function planTasks(tracker: GoalTracker): PlanTask[] {
     description,
     status: i < current ? 'completed' : i === current ? 'in_progress' : 'pending',
   }))
+}
+
+/**
+ * What an injection of `state` would do, recording nothing: due every `frequency` iterations (the
+ * manager's adaptive one unless configured or derived from `context_tokens`), and held back with
+ * the reason when skip_unchanged finds it identical to the last block injected.
+ */
+export function recitationPreview(
+  cfg: SessionConfig['recitation'],
+  manager: RecitationManager,
+  detection: SessionDetection,
+  state: RecitationState,
+  context_tokens?: number,
+): RecitationPreview {
+  const frequency =
+    cfg.frequency !== 'adaptive'
+      ? cfg.frequency
+      : context_tokens !== undefined
+        ? calculateOptimalFrequency(context_tokens)
+        : manager.toJSON().adaptive_frequency
+  const should_inject = state.iteration === 1 || state.iteration - manager.lastInjectionIteration >= frequency
+  const block = manager.buildBlock(state)
+  const preview: RecitationPreview = {
+    should_inject,
+    frequency,
+    content: block?.content ?? null,
+    text: block?.text ?? null,
+    token_estimate: block?.token_estimate ?? 0,
+  }
+  const skipped = should_inject && block !== null ? detection.skip('recitation', block.content, state.iteration) : null
+  return skipped === null ? preview : { ...preview, should_inject: false, skipped }
 }
