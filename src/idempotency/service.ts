@@ -6,6 +6,9 @@ import { IdempotencyRepository, type IdempotencyRow } from './repository.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
+/** A record created before this instant has expired; one created at it or later is live (lookup, claim and prune agree). */
+const expiredBefore = (now: number): number => now - IDEMPOTENCY_TTL_MS
+
 export interface IdempotencyRequest {
   /** Agent id, or 'admin' for admin calls. */
   scope: string
@@ -129,7 +132,7 @@ export class IdempotencyService {
   async lookup(req: IdempotencyRequest): Promise<IdempotencyLookup> {
     await this.sealLegacyOnce()
     const found = await this.find(req.scope, req.key)
-    if (found === undefined || found.row.created_at <= this.clock() - IDEMPOTENCY_TTL_MS) return { kind: 'new' }
+    if (found === undefined || found.row.created_at < expiredBefore(this.clock())) return { kind: 'new' }
     const { row } = found
     if (row.method !== req.method || row.path !== req.path || row.body_hash !== req.bodyHash) return { kind: 'mismatch' }
     return { kind: 'replay', status: row.status, body: found.body() }
@@ -155,7 +158,7 @@ export class IdempotencyService {
         response_body: this.sealer.seal(req.scope, req.key, responseBody),
         created_at: now,
       },
-      now - IDEMPOTENCY_TTL_MS,
+      expiredBefore(now),
     )
     if (!stored) throw conflict('A request with this Idempotency-Key was completed meanwhile; send it again to get its response.')
     // Prune on every 100th save.
@@ -164,6 +167,6 @@ export class IdempotencyService {
 
   prune(): Promise<number> {
     this.#sinceLastPrune = 0
-    return this.repo.deleteOlderThan(this.clock() - IDEMPOTENCY_TTL_MS)
+    return this.repo.deleteOlderThan(expiredBefore(this.clock()))
   }
 }
