@@ -26,9 +26,11 @@ export function buildServer(): void {
 
 export async function startReplica(databaseUrl: string, env: Record<string, string> = {}): Promise<Replica> {
   const port = await freePort()
+  // The runner's own GOALKEEPER_* settings (an LLM URL, a database file) must not reach the replicas.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GOALKEEPER_')))
   const child = spawn(process.execPath, ['dist/server.js'], {
     env: {
-      ...process.env,
+      ...inherited,
       HOST: '127.0.0.1',
       PORT: String(port),
       GOALKEEPER_DATABASE_URL: databaseUrl,
