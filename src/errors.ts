@@ -56,6 +56,11 @@ export const forbidden = (message = 'This call needs the admin token.') => new A
 export const notFound = (kind: string, id: string, errors?: FieldError[]) =>
   new AppError(404, 'not_found', `No ${kind} with id ${id}.`, errors ? { errors } : {})
 export const conflict = (message: string) => new AppError(409, 'conflict', message)
+/**
+ * A 409 that sending the same request again resolves (a lost write race, a key whose first request
+ * is still running or just committed): `Retry-After` tells a client it may, and when.
+ */
+export const transientConflict = (message: string) => new AppError(409, 'conflict', message, { headers: { 'retry-after': '1' } })
 export const unprocessable = (message: string, errors?: FieldError[]) =>
   new AppError(422, 'unprocessable', message, errors ? { errors } : {})
 export const tooMany = (message: string, retryAfterSeconds: number) =>

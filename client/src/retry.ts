@@ -37,11 +37,14 @@ type Fetch = (input: PlainRequest) => Promise<Response>
 
 const RETRIED_STATUS = new Set([429, 500, 502, 503, 504])
 
+/** A 409 with `Retry-After` is one the server says a repeat resolves (a lost race, a key still in progress); others are final. */
+const retried = (response: Response) => RETRIED_STATUS.has(response.status) || (response.status === 409 && response.headers.has('retry-after'))
+
 /**
  * A fetch that retries what is safe to repeat: every request but a POST without an
  * Idempotency-Key (the server replays a keyed write instead of doing it twice). It retries a
- * timed-out or failed connection, 429 (after `Retry-After`) and 5xx, up to `retries` times, and
- * turns a transport failure into a GoalkeeperError.
+ * timed-out or failed connection, 429 and a 409 carrying `Retry-After` (after it) and 5xx, up to
+ * `retries` times, and turns a transport failure into a GoalkeeperError.
  */
 export function retryingFetch(options: RetryOptions = {}, baseFetch: typeof fetch = globalThis.fetch): Fetch {
   const retries = options.retries ?? 2
@@ -66,7 +69,7 @@ export function retryingFetch(options: RetryOptions = {}, baseFetch: typeof fetc
         await sleep(backoff(attempt, baseDelayMs, maxDelayMs), request.signal)
         continue
       }
-      if (!RETRIED_STATUS.has(response.status) || attempt >= attempts) return response
+      if (!retried(response) || attempt >= attempts) return response
       const retryAfter = parseRetryAfter(response.headers.get('retry-after'))
       const wait = retryAfter === undefined ? backoff(attempt, baseDelayMs, maxDelayMs) : retryAfter * 1000
       // A server asking for a longer pause than we are willing to wait gets its answer surfaced.

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import { badRequest, conflict } from '../errors.js'
+import { badRequest, conflict, transientConflict } from '../errors.js'
 import { asArray } from '../route-hooks.js'
 import { hashBody, type IdempotencyRequest, type IdempotencyService } from './service.js'
 
@@ -68,7 +68,7 @@ export const idempotency = fp<{ service: IdempotencyService }>(async (app, { ser
     if (found.kind === 'replay') {
       return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
     }
-    if (inFlight.has(slot(req))) throw conflict('A request with this Idempotency-Key is still in progress; retry shortly.')
+    if (inFlight.has(slot(req))) throw transientConflict('A request with this Idempotency-Key is still in progress; retry shortly.')
     inFlight.add(slot(req))
     request.idempotency = req
     request.uow.also(async (result) => {

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto'
 import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
-import { conflict } from '../errors.js'
+import { transientConflict } from '../errors.js'
 import { IdempotencyRepository, type IdempotencyRow } from './repository.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -160,7 +160,7 @@ export class IdempotencyService {
       },
       expiredBefore(now),
     )
-    if (!stored) throw conflict('A request with this Idempotency-Key was completed meanwhile; send it again to get its response.')
+    if (!stored) throw transientConflict('A request with this Idempotency-Key was completed meanwhile; send it again to get its response.')
     // Prune on every 100th save.
     if (++this.#sinceLastPrune >= 100) await this.prune()
   }

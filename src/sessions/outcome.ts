@@ -4,7 +4,7 @@
  */
 import type { DriftEvent } from '../engine/goal-dna.js'
 import type { GoalSession, SessionEvent, StepResult } from '../engine/goal-session.js'
-import { conflict } from '../errors.js'
+import { conflict, transientConflict } from '../errors.js'
 import { signalColumns, type StepInput } from './model.js'
 import type { DriftEventInsert, SessionKey, StateWrite, StepInsert } from './repository.js'
 
@@ -28,7 +28,7 @@ export class LostRace extends Error {
 }
 
 /** A lost race after the retries the caller allows: 409. */
-export const raceConflict = () => conflict('The session was changed concurrently; retry the request.')
+export const raceConflict = () => transientConflict('The session was changed concurrently; retry the request.')
 
 export function assertActive(key: SessionKey): void {
   if (key.status === 'archived') throw conflict(`Session ${key.id} is archived; unarchive it (PATCH status: active) to change it.`)

@@ -32,6 +32,8 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
     // A different body with the same key is refused, as on the other create routes; nothing moves.
     const other = await post(t, a, url, { description: RUN[1]! }, 'step-1')
     expect(other.statusCode).toBe(409)
+    // Final: sending it again would get the same answer, so no Retry-After invites a repeat.
+    expect(other.headers['retry-after']).toBeUndefined()
     expect(await count(t, 'steps')).toBe(1)
     // A new key is a new step.
     const next = await post(t, a, url, { description: RUN[1]! }, 'step-2')

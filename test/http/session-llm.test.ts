@@ -84,7 +84,10 @@ it('replays a keyed LLM-verified step without asking the LLM again, and refuses 
   // The first awaits the LLM outside any transaction: the second arrives while it is in flight.
   const first = send()
   while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
-  expect((await send()).statusCode).toBe(409)
+  const duplicate = await send()
+  expect(duplicate.statusCode).toBe(409)
+  // Sending it again resolves it (a replay once the first is done): the 409 says when.
+  expect(duplicate.headers['retry-after']).toBe('1')
   held.splice(0).forEach((go) => go())
   const done = await first
   expect(done.statusCode).toBe(201)

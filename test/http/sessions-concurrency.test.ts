@@ -97,6 +97,7 @@ describe(`concurrent writes of one session (${backend})`, () => {
     const lost = await step(t, a, id, 'implement auth endpoints with JWT')
     expect(lost.statusCode).toBe(409)
     expect(lost.json().detail).toMatch(/retry/)
+    expect(lost.headers['retry-after']).toBe('1')
     expect(lose).toHaveBeenCalledTimes(2 + WRITE_ATTEMPTS)
     lose.mockRestore()
     expect((await step(t, a, id, 'implement auth endpoints with JWT')).json().step_number).toBe(2)
