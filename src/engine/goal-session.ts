@@ -235,7 +235,7 @@ export class GoalSession {
 
   /** Read-only: what an injection at `iteration` would do, without recording it. */
   recitation(iteration: number, context_tokens?: number): RecitationPreview {
-    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, context_tokens), context_tokens)
+    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, context_tokens))
   }
 
   /**

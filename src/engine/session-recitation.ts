@@ -56,13 +56,12 @@ export function recitationPreview(
   manager: RecitationManager,
   detection: SessionDetection,
   state: RecitationState,
-  context_tokens?: number,
 ): RecitationPreview {
   const frequency =
     cfg.frequency !== 'adaptive'
       ? cfg.frequency
-      : context_tokens !== undefined
-        ? calculateOptimalFrequency(context_tokens)
+      : state.context_tokens !== undefined
+        ? calculateOptimalFrequency(state.context_tokens)
         : manager.toJSON().adaptive_frequency
   const should_inject = state.iteration === 1 || state.iteration - manager.lastInjectionIteration >= frequency
   const block = manager.buildBlock(state)

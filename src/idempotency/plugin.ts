@@ -39,11 +39,15 @@ function successStatus(route: RouteOptions): number {
  * one header lookup. Registered before the routes: it hooks the idempotent ones as they are added,
  * after auth, whose agent scopes the keys.
  */
+const MISMATCH = 'This Idempotency-Key was already used with a different request (method, path or body).'
+
 export const idempotency = fp<{ service: IdempotencyService }>(async (app, { service }) => {
   app.decorateRequest('idempotency', null)
-  // Keys whose first request is still running (handlers that await, e.g. a DNS check): a
-  // concurrent duplicate gets a 409 instead of running the write twice.
-  const inFlight = new Set<string>()
+  // Keys whose first request is still running (handlers that await, e.g. a DNS check), with what
+  // that request was: a concurrent duplicate gets a 409 to retry instead of running the write
+  // twice; another request under the same key gets the final mismatch 409 at once.
+  const inFlight = new Map<string, string>()
+  const what = (req: IdempotencyState) => `${req.method}\u0000${req.path}\u0000${req.bodyHash}`
   const slot = (req: IdempotencyState) => `${req.scope}\u0000${req.key}`
 
   // preHandler: after auth (scope) and body validation (hash of the parsed body).
@@ -63,13 +67,15 @@ export const idempotency = fp<{ service: IdempotencyService }>(async (app, { ser
     }
     const found = await service.lookup(req)
     if (found.kind === 'mismatch') {
-      throw conflict('This Idempotency-Key was already used with a different request (method, path or body).')
+      throw conflict(MISMATCH)
     }
     if (found.kind === 'replay') {
       return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
     }
-    if (inFlight.has(slot(req))) throw transientConflict('A request with this Idempotency-Key is still in progress; retry shortly.')
-    inFlight.add(slot(req))
+    const running = inFlight.get(slot(req))
+    if (running !== undefined && running !== what(req)) throw conflict(MISMATCH)
+    if (running !== undefined) throw transientConflict('A request with this Idempotency-Key is still in progress; retry shortly.')
+    inFlight.set(slot(req), what(req))
     request.idempotency = req
     request.uow.also(async (result) => {
       // Serialized as the route will send it (fast-json-stringify for its success status: a string).

@@ -42,7 +42,8 @@ export async function faultProxy(upstream: string, faults: Fault[]): Promise<Fau
     const text = await answer.text()
     if (fault.kind === 'slow') await new Promise((r) => setTimeout(r, fault.ms))
     if (res.destroyed) return
-    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(text)
+    const retryAfter = answer.headers.get('retry-after')
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json', ...(retryAfter === null ? {} : { 'retry-after': retryAfter }) }).end(text)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {

@@ -58,25 +58,26 @@ describe('sessions.step retries', () => {
     expect(proxy.seen).toHaveLength(2)
   })
 
-  it('sends a step again after a 409 with Retry-After (a lost write race), not after a 409 without one', async () => {
-    const { client, t, agent } = await liveServer({}, { retry: { baseDelayMs: 10 } })
-    const session = await client.sessions.create({ goal: GOAL, plan: PLAN })
+  it('sends a step again with its key after a 409 with Retry-After (a lost write race), not after a 409 without one', async () => {
+    const { client, session, proxy, t, agent } = await behindProxy([])
     const repo = t.app.services.sessions.store.repo
     // Every write of the first request loses its race: the server answers 409 with Retry-After.
     const lose = vi.spyOn(repo, 'writeStep').mockResolvedValue(false)
     const first = client.sessions.step(session.id, { description: 'design the user schema' })
     while (lose.mock.calls.length < WRITE_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 5))
     lose.mockRestore()
-    // The client waits out Retry-After and sends the step again with its key: recorded once.
+    // The client waits out Retry-After and sends the step again with the same key: recorded once.
     const result = await first
     expect(result.step_number).toBe(1)
+    expect(proxy.seen).toHaveLength(2)
+    expect(proxy.seen[1]!.key).toBe(proxy.seen[0]!.key)
     const log = await t.app.inject({ method: 'GET', url: `/v1/sessions/${session.id}/steps`, headers: agent.headers })
     expect(log.json().items).toHaveLength(1)
 
-    const { client: other, session: s2, proxy } = await behindProxy([{ kind: 'status', status: 409 }])
+    const { client: other, session: s2, proxy: plain } = await behindProxy([{ kind: 'status', status: 409 }])
     const err = await other.sessions.step(s2.id, { description: 'x' }).catch((e: unknown) => e)
     expect(err).toMatchObject({ status: 409 })
-    expect(proxy.seen).toHaveLength(1)
+    expect(plain.seen).toHaveLength(1)
   })
 
   it('does not repeat a write that carries no Idempotency-Key', async () => {

@@ -88,6 +88,10 @@ it('replays a keyed LLM-verified step without asking the LLM again, and refuses 
   expect(duplicate.statusCode).toBe(409)
   // Sending it again resolves it (a replay once the first is done): the 409 says when.
   expect(duplicate.headers['retry-after']).toBe('1')
+  // Another request under the key in flight is refused for good, as after the first has finished.
+  const other = await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'idempotency-key': 'llm-1' }, payload: { description: 'something else' } })
+  expect(other.statusCode).toBe(409)
+  expect(other.headers['retry-after']).toBeUndefined()
   held.splice(0).forEach((go) => go())
   const done = await first
   expect(done.statusCode).toBe(201)

@@ -87,6 +87,8 @@ describe('sessions lifecycle', () => {
     expect(arch.json().status).toBe('archived')
     const step = await postStep(t, a, id, RUN[1]!)
     expect(step.statusCode).toBe(409)
+    // Final until unarchived: no Retry-After invites a client to send it again.
+    expect(step.headers['retry-after']).toBeUndefined()
     const goal = await t.app.inject({ method: 'PUT', url: `/v1/sessions/${id}/goal`, headers: a.headers, payload: { goal: 'x y z' } })
     expect(goal.statusCode).toBe(409)
     expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/summary`, headers: a.headers })).statusCode).toBe(200)

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { DbHandle } from '../../src/db/client.js'
 import { hashBody, IDEMPOTENCY_TTL_MS, IdempotencyService, type IdempotencyRequest } from '../../src/idempotency/service.js'
 import { openTestDatabase } from '../helpers.js'
@@ -6,11 +6,8 @@ import { openTestDatabase } from '../helpers.js'
 const T0 = Date.parse('2026-03-01T12:00:00Z')
 const req: IdempotencyRequest = { scope: 'admin', agentId: null, key: 'k-1', method: 'POST', path: '/v1/agents', bodyHash: hashBody({ name: 'x' }) }
 
+// Closed by the helpers' own cleanup after each test.
 let handle: DbHandle | undefined
-afterEach(async () => {
-  await handle?.close()
-  handle = undefined
-})
 
 /** A service on a fresh database whose clock reads `now.at`, with one record stored at T0. */
 async function storedAt(): Promise<{ service: IdempotencyService; now: { at: number } }> {
@@ -34,7 +31,8 @@ describe('Idempotency-Key expiry', () => {
     const { service, now } = await storedAt()
     // The boundary the lookup calls live must be live for the claim too: a 409, not a second write.
     now.at = T0 + IDEMPOTENCY_TTL_MS
-    await expect(handle!.db.transaction(() => service.save(req, 201, '{"second":true}'))).rejects.toMatchObject({ status: 409 })
+    // Sending it again replays the live record: the 409 says a repeat resolves it.
+    await expect(handle!.db.transaction(() => service.save(req, 201, '{"second":true}'))).rejects.toMatchObject({ status: 409, headers: { 'retry-after': '1' } })
     expect(await service.lookup(req)).toMatchObject({ kind: 'replay', body: '{"first":true}' })
     // Past it, the lookup says new and the claim takes the key over.
     now.at = T0 + IDEMPOTENCY_TTL_MS + 1
