@@ -9,14 +9,7 @@ import type { Clock } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftTrend } from '../engine/goal-dna.js'
 import type { GoalReminder } from '../engine/goal-reminder.js'
 import type {
-  GoalSession,
-  RecitationContext,
-  RecitationInjection,
-  RecitationPreview,
-  ReminderOverrides,
-  SessionEvent,
-  SessionSummary,
-  StepResult,
+  GoalSession, RecitationContext, RecitationInjection, RecitationPreview, ReminderOverrides, SessionEvent, SessionSummary, StepResult,
 } from '../engine/goal-session.js'
 import type { GoalState } from '../engine/goal-tracker.js'
 import type { LlmVerifyFn } from '../engine/llm-verify.js'
