@@ -1,7 +1,7 @@
 /**
- * The recitation side of a goal session: merging the agent's context, the plan as tasks and the
- * RecitationState a block is built from, and what an injection would do now. Plain functions over the session's parts, so GoalSession
- * keeps only the calls into its RecitationManager.
+ * The recitation side of a goal session: merging the agent's context, the plan as tasks, the
+ * RecitationState a block is built from and what an injection would do now. Plain functions over
+ * the session's parts, so GoalSession keeps only the calls into its RecitationManager.
  */
 import type { GoalTracker } from './goal-tracker.js'
 import { calculateOptimalFrequency, type PlanTask, type RecitationManager, type RecitationState } from './recitation.js'

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { badRequest, conflict, transientConflict } from '../errors.js'
 import { asArray } from '../route-hooks.js'
-import { hashBody, type IdempotencyRequest, type IdempotencyService } from './service.js'
+import { hashBody, sameRequest, type IdempotencyRequest, type IdempotencyService } from './service.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +29,8 @@ function successStatus(route: RouteOptions): number {
   return codes.find((c) => c >= 200 && c < 300) ?? 200
 }
 
+const MISMATCH = 'This Idempotency-Key was already used with a different request (method, path or body).'
+
 /**
  * On routes with `config: { idempotent: true }`, a request with an `Idempotency-Key` joins its
  * record to the request's unit of work (`request.uow`, ../http/plugins/unit-of-work.ts): the response (serialized as the route sends it) is sealed and
@@ -39,15 +41,12 @@ function successStatus(route: RouteOptions): number {
  * one header lookup. Registered before the routes: it hooks the idempotent ones as they are added,
  * after auth, whose agent scopes the keys.
  */
-const MISMATCH = 'This Idempotency-Key was already used with a different request (method, path or body).'
-
 export const idempotency = fp<{ service: IdempotencyService }>(async (app, { service }) => {
   app.decorateRequest('idempotency', null)
   // Keys whose first request is still running (handlers that await, e.g. a DNS check), with what
   // that request was: a concurrent duplicate gets a 409 to retry instead of running the write
   // twice; another request under the same key gets the final mismatch 409 at once.
-  const inFlight = new Map<string, string>()
-  const what = (req: IdempotencyState) => `${req.method}\u0000${req.path}\u0000${req.bodyHash}`
+  const inFlight = new Map<string, IdempotencyRequest>()
   const slot = (req: IdempotencyState) => `${req.scope}\u0000${req.key}`
 
   // preHandler: after auth (scope) and body validation (hash of the parsed body).
@@ -73,9 +72,9 @@ export const idempotency = fp<{ service: IdempotencyService }>(async (app, { ser
       return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
     }
     const running = inFlight.get(slot(req))
-    if (running !== undefined && running !== what(req)) throw conflict(MISMATCH)
+    if (running !== undefined && !sameRequest(running, req)) throw conflict(MISMATCH)
     if (running !== undefined) throw transientConflict('A request with this Idempotency-Key is still in progress; retry shortly.')
-    inFlight.set(slot(req), what(req))
+    inFlight.set(slot(req), req)
     request.idempotency = req
     request.uow.also(async (result) => {
       // Serialized as the route will send it (fast-json-stringify for its success status: a string).

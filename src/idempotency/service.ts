@@ -19,6 +19,11 @@ export interface IdempotencyRequest {
   bodyHash: string
 }
 
+/** Whether two requests under one key are the same call (method, path and body), so one may replay the other. */
+type Call = Pick<IdempotencyRequest, 'method' | 'path' | 'bodyHash'>
+export const sameRequest = (a: Call, b: Call): boolean =>
+  a.method === b.method && a.path === b.path && a.bodyHash === b.bodyHash
+
 export type IdempotencyLookup =
   | { kind: 'new' }
   | { kind: 'replay'; status: number; body: string }
@@ -134,7 +139,7 @@ export class IdempotencyService {
     const found = await this.find(req.scope, req.key)
     if (found === undefined || found.row.created_at < expiredBefore(this.clock())) return { kind: 'new' }
     const { row } = found
-    if (row.method !== req.method || row.path !== req.path || row.body_hash !== req.bodyHash) return { kind: 'mismatch' }
+    if (!sameRequest({ method: row.method, path: row.path, bodyHash: row.body_hash }, req)) return { kind: 'mismatch' }
     return { kind: 'replay', status: row.status, body: found.body() }
   }
 
