@@ -73,6 +73,11 @@ async function relay(reply: FastifyReply, response: Response): Promise<FastifyRe
  * answer 405, as the transport spec allows.
  */
 export const mcpRoutes: FastifyPluginAsync<McpRouteOptions> = async (app, opts) => {
+  // Tool arguments are the caller's data: a `__proto__` or `constructor.prototype` key in them is
+  // dropped here (this plugin's context only) and the tool's own validation answers with isError,
+  // instead of a 400 at the transport that an MCP client cannot show as a tool result.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('remove', 'remove'))
   app.post(
     '/mcp',
     {

@@ -106,3 +106,21 @@ it('is one operation in the OpenAPI document, pointing at the MCP spec', async (
   expect(doc.paths['/mcp'].post).toMatchObject({ operationId: 'sendMcpMessage', tags: ['mcp'] })
   expect(doc.paths['/mcp'].post.externalDocs.url).toMatch(/^https:\/\/modelcontextprotocol\.io\/specification\/.+streamable-http$/)
 })
+
+it('a __proto__ or constructor.prototype key in tool arguments is dropped: the tool answers isError, the REST routes still refuse it', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const headers = { ...a.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+  for (const args of ['{"goal":{"__proto__":{"x":1}}}', '{"goal":{"constructor":{"prototype":{"x":1}}}}']) {
+    const payload = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_goal_session","arguments":${args}}}`
+    const res = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json().result).toMatchObject({ isError: true })
+    expect(res.json().result.content[0].text).toMatch(/goal/)
+  }
+  // Elsewhere a poisoned body stays a 400 problem, as before.
+  const rest = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: { ...a.headers, 'content-type': 'application/json' }, payload: '{"goal":"g","__proto__":{"x":1}}' })
+  expect(rest.statusCode).toBe(400)
+  expect(rest.json().type).toBe('urn:problem:invalid_json')
+  expect(await t.db.get<{ n: number }>('SELECT count(*) AS n FROM sessions')).toEqual({ n: 0 })
+})
