@@ -1,5 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
+import { startCheckpointer } from './db/checkpointer.js'
+import { SqliteDatabase } from './db/sqlite-database.js'
 import { buildApp, type App } from './http/app.js'
 import { wallClock } from './engine/clock.js'
 import { createMetrics } from './metrics.js'
@@ -17,6 +19,14 @@ export async function start(env: Record<string, string | undefined> = process.en
   } catch (err) {
     await handle.close()
     throw err
+  }
+  // A SQLite file checkpoints on a worker thread, off the event loop (src/db/checkpointer.ts). Its
+  // onClose hook runs before the one that closes the connection (hooks run last-added first).
+  if (handle.db instanceof SqliteDatabase && !handle.db.sqlite.memory) {
+    const checkpointer = startCheckpointer(handle.db.sqlite, {
+      onError: (err) => app.log.error({ err }, 'WAL checkpoint worker failed; SQLite checkpoints on commit again'),
+    })
+    app.addHook('onClose', () => checkpointer.stop())
   }
   // The scheduler lives here, not in buildApp: tests drive `tick(now)` themselves. Its onClose
   // hook runs before the DB closes: stop ticking, let in-flight deliveries finish (bounded), and

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -47,6 +47,26 @@ describe('server start', () => {
     const app = await start({ GOALKEEPER_DB: tempDb(), PORT: '0', LOG_LEVEL: 'silent', GOALKEEPER_ADMIN_TOKEN: 'admin-token-0123456789' })
     expect(await app.services.agents.count()).toBe(0)
     await app.close()
+  })
+
+  it('checkpoints a SQLite file on its worker thread, long before the 1,000 WAL pages of a checkpoint on commit', async () => {
+    const file = tempDb()
+    const app = await start({ GOALKEEPER_DB: file, PORT: '0', LOG_LEVEL: 'silent', GOALKEEPER_ADMIN_TOKEN: 'admin-token-0123456789' })
+    try {
+      const { api_key } = await app.services.agents.create('ckpt')
+      const headers = { authorization: `Bearer ${api_key}` }
+      const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: 'Write the quarterly report' } })
+      const before = statSync(file).size
+      // ~20 × 100 KB: ~500 WAL pages, under the 1,000 at which a commit would checkpoint itself.
+      for (let i = 0; i < 20; i++) {
+        const res = await app.inject({ method: 'POST', url: `/v1/sessions/${created.json().id}/steps`, headers, payload: { description: `draft section ${i}`, output: 'x'.repeat(100_000) } })
+        expect(res.statusCode).toBe(201)
+      }
+      // Only a checkpoint grows the database file; the worker's come every 100 ms.
+      await vi.waitFor(() => expect(statSync(file).size).toBeGreaterThan(before + 1_500_000), { timeout: 10_000, interval: 50 })
+    } finally {
+      await app.close()
+    }
   })
 
   it('exits 0 on SIGTERM', { timeout: 60_000 }, async () => {
