@@ -2,8 +2,6 @@ import ipaddr from 'ipaddr.js'
 import { resolve } from 'node:path'
 import type { Config } from './config.js'
 import { openDb, type DbHandle, type SqliteHandle } from './db/client.js'
-import { runPgMigrations } from './db/pg-migrate.js'
-import { openPg } from './db/postgres.js'
 import { runMigrations } from './db/migrate.js'
 import { wallClock } from './engine/clock.js'
 import { foldLegacyJournals } from './sessions/legacy-journal.js'
@@ -49,6 +47,8 @@ function openSqlite(dbPath: string): DbHandle {
 
 /** Replicas starting together migrate one at a time (an advisory lock), the others then find nothing to do. */
 async function openPostgres(databaseUrl: string): Promise<DbHandle> {
+  // Loaded here only: the driver and its migrator are ~6 MB of RSS that a SQLite deployment never uses.
+  const [{ openPg }, { runPgMigrations }] = await Promise.all([import('./db/postgres.js'), import('./db/pg-migrate.js')])
   const handle = openPg(databaseUrl)
   try {
     await runPgMigrations(handle)

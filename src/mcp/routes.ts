@@ -1,6 +1,8 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import type * as ServerModule from '@modelcontextprotocol/sdk/server/index.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type * as TransportModule from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type * as TypesModule from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../errors.js'
@@ -35,8 +37,23 @@ export interface McpRouteOptions {
   selfCallHeaders(request: FastifyRequest): Record<string, string>
 }
 
+/**
+ * The SDK, loaded with the first MCP message rather than at start: it and its zod are ~13 MB of
+ * RSS (~7 MB of heap) that a deployment whose agents call REST never uses.
+ */
+let sdk: Promise<typeof ServerModule & typeof TypesModule & typeof TransportModule> | undefined
+function loadSdk(): NonNullable<typeof sdk> {
+  sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+  ]).then(([server, types, transport]) => ({ ...server, ...types, ...transport }))
+  return sdk
+}
+
 /** A fresh MCP server per request (stateless mode): its tools act as the agent the caller's key names. */
-function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Server {
+async function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Promise<{ server: Server; transport: WebStandardStreamableHTTPServerTransport }> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode, WebStandardStreamableHTTPServerTransport } = await loadSdk()
   const server = new Server({ name: 'goalkeeper', version: opts.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   const headers = { ...opts.selfCallHeaders(request), authorization: request.headers.authorization ?? '' }
   server.setRequestHandler(ListToolsRequestSchema, () => listed)
@@ -45,7 +62,7 @@ function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Server {
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${params.name}; tools/list names them.`)
     return callTool(request.server, tool, params.arguments ?? {}, headers)
   })
-  return server
+  return { server, transport: new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) }
 }
 
 /** The Fastify request as the Web Request the SDK's transport reads (its body is already parsed). */
@@ -99,8 +116,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteOptions> = async (app, opts) 
       },
     },
     async (request, reply) => {
-      const server = mcpServer(request, opts)
-      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
+      const { server, transport } = await mcpServer(request, opts)
       try {
         await server.connect(transport)
         const response = await transport.handleRequest(webRequest(request), { parsedBody: request.body })
