@@ -44,9 +44,14 @@ function runServer(env: Record<string, string>, until?: string, killMs = 20_000)
   })
   let stdout = ''
   let stderr = ''
+  let stopping = false
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString()
-    if (until && stdout.includes(until)) child.kill('SIGTERM')
+    // Once: a second SIGTERM (on the "shutting down" line, say) makes the server exit 1 at once.
+    if (until && !stopping && stdout.includes(until)) {
+      stopping = true
+      child.kill('SIGTERM')
+    }
   })
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
   const timer = setTimeout(() => child.kill('SIGKILL'), killMs)
