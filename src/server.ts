@@ -23,10 +23,14 @@ export async function start(env: Record<string, string | undefined> = process.en
   // A SQLite file checkpoints on a worker thread, off the event loop (src/db/checkpointer.ts). Its
   // onClose hook runs before the one that closes the connection (hooks run last-added first).
   if (handle.db instanceof SqliteDatabase && !handle.db.sqlite.memory) {
-    const checkpointer = startCheckpointer(handle.db.sqlite, {
-      onError: (err) => app.log.error({ err }, 'WAL checkpoint worker failed; SQLite checkpoints on commit again'),
-    })
-    app.addHook('onClose', () => checkpointer.stop())
+    const onError = (err: unknown) => app.log.error({ err }, 'WAL checkpoint worker failed; SQLite checkpoints on commit again')
+    try {
+      const checkpointer = startCheckpointer(handle.db.sqlite, { onError })
+      app.addHook('onClose', () => checkpointer.stop())
+    } catch (err) {
+      // Only a speed-up: the service runs on SQLite's own checkpoints without it.
+      onError(err)
+    }
   }
   // The scheduler lives here, not in buildApp: tests drive `tick(now)` themselves. Its onClose
   // hook runs before the DB closes: stop ticking, let in-flight deliveries finish (bounded), and

@@ -47,14 +47,16 @@ function openSqlite(dbPath: string): DbHandle {
 
 /** Replicas starting together migrate one at a time (an advisory lock), the others then find nothing to do. */
 async function openPostgres(databaseUrl: string): Promise<DbHandle> {
-  // Loaded here only: the driver and its migrator are ~6 MB of RSS that a SQLite deployment never uses.
-  const [{ openPg }, { runPgMigrations }] = await Promise.all([import('./db/postgres.js'), import('./db/pg-migrate.js')])
-  const handle = openPg(databaseUrl)
+  let handle: DbHandle | undefined
   try {
-    await runPgMigrations(handle)
-    return handle
+    // Loaded here only: the driver and its migrator are ~6 MB of RSS that a SQLite deployment never uses.
+    const [{ openPg }, { runPgMigrations }] = await Promise.all([import('./db/postgres.js'), import('./db/pg-migrate.js')])
+    const pg = openPg(databaseUrl)
+    handle = pg
+    await runPgMigrations(pg)
+    return pg
   } catch (err) {
-    await handle.close().catch(() => undefined)
+    await handle?.close().catch(() => undefined)
     throw new StartupError(`Cannot open the database: GOALKEEPER_DATABASE_URL=${redactUrl(databaseUrl)}: ${reason(err)}`)
   }
 }

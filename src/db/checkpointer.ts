@@ -10,8 +10,8 @@
  * grew past 1.4 GB in 20 s of `bench:http`. So the main connection keeps an automatic checkpoint
  * at a higher mark (`maxWalPages`) as a backstop: it copies only what the worker has not, and the
  * WAL restarts after it. That checkpoint is skipped while the worker holds the checkpoint lock, so
- * once the WAL is past the mark the worker sits out until its next interval, and the file is
- * truncated back to the mark after a restart (`journal_size_limit`). If the worker dies, the main
+ * once the WAL is past the mark the worker stops repeating its pass (one pass an interval still
+ * runs), and the file is truncated back to the mark after a restart (`journal_size_limit`). If the worker dies, the main
  * connection goes back to SQLite's default.
  */
 import type Database from 'better-sqlite3'
@@ -81,9 +81,6 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
   const maxWalPages = opts.maxWalPages ?? BACKSTOP_PAGES
   // 0 would turn the backstop off, and with it the bound on the WAL.
   if (!Number.isSafeInteger(maxWalPages) || maxWalPages < 1) throw new RangeError(`maxWalPages must be a positive integer, got ${maxWalPages}`)
-  const pageSize = sqlite.pragma('page_size', { simple: true }) as number
-  sqlite.pragma(`wal_autocheckpoint = ${maxWalPages}`)
-  sqlite.pragma(`journal_size_limit = ${maxWalPages * pageSize}`)
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100, maxWalPages, report: opts.onPass !== undefined },
@@ -91,6 +88,10 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
   })
   worker.unref()
+  // Only once the worker exists: a constructor that throws leaves SQLite's own checkpoints in place.
+  const pageSize = sqlite.pragma('page_size', { simple: true }) as number
+  sqlite.pragma(`wal_autocheckpoint = ${maxWalPages}`)
+  sqlite.pragma(`journal_size_limit = ${maxWalPages * pageSize}`)
   let stopping = false
   let failed = false
   const fallBack = (err: unknown) => {
@@ -110,9 +111,11 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
       if (stopping) return exited
       stopping = true
       worker.postMessage('stop')
-      // A pass in progress finishes first; one stuck on I/O is not worth holding shutdown for.
-      const timeout = setTimeout(() => void worker.terminate(), 5_000)
-      await exited
+      // A pass in progress finishes first. One stuck in an fsync is not worth holding shutdown for,
+      // and terminate() cannot interrupt it: after a second, go on without waiting for the thread.
+      let timeout: NodeJS.Timeout | undefined
+      const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), 1_000)))
+      if ((await Promise.race([exited, late])) === 'late') void worker.terminate()
       clearTimeout(timeout)
     },
   }

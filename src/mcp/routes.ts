@@ -47,7 +47,14 @@ function loadSdk(): NonNullable<typeof sdk> {
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-  ]).then(([server, types, transport]) => ({ ...server, ...types, ...transport }))
+  ]).then(
+    ([server, types, transport]) => ({ ...server, ...types, ...transport }),
+    (err: unknown) => {
+      // Not cached: the next message tries again (e.g. after running out of file descriptors).
+      sdk = undefined
+      throw err
+    },
+  )
   return sdk
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -102,6 +102,16 @@ describe('WAL checkpointer', () => {
     const reopened = openDb(join(dir, 'test.db'))
     expect(reopened.sqlite.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 100 })
     await reopened.close()
+  })
+
+  it('stops within about a second even when the worker never gets to its stop message', async () => {
+    // A driver that keeps the worker's thread busy for a minute before it could listen.
+    const stuck = join(dir, 'stuck-driver.cjs')
+    writeFileSync(stuck, 'const end = Date.now() + 60_000\nwhile (Date.now() < end) {}\n')
+    checkpointer = startCheckpointer(handle.sqlite, { driver: stuck })
+    const t0 = Date.now()
+    await checkpointer.stop()
+    expect(Date.now() - t0).toBeLessThan(3_000)
   })
 
   it('falls back to automatic checkpoints when the worker fails', async () => {
