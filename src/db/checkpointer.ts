@@ -11,8 +11,8 @@
  * at a higher mark (`maxWalPages`) as a backstop: it copies only what the worker has not, and the
  * WAL restarts after it. That checkpoint is skipped while the worker holds the checkpoint lock, so
  * once the WAL is past the mark the worker stops repeating its pass (one pass an interval still
- * runs), and the file is truncated back to the mark after a restart (`journal_size_limit`). If the worker dies, the main
- * connection goes back to SQLite's default.
+ * runs), and the file is truncated back to the mark after a restart (`journal_size_limit`). If the
+ * worker dies, the main connection goes back to SQLite's default.
  */
 import type Database from 'better-sqlite3'
 import { createRequire } from 'node:module'
@@ -106,17 +106,16 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
     if (!stopping && code !== 0) fallBack(new Error(`WAL checkpoint worker exited with code ${code}`))
   })
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-  return {
-    async stop() {
-      if (stopping) return exited
-      stopping = true
-      worker.postMessage('stop')
-      // A pass in progress finishes first. One stuck in an fsync is not worth holding shutdown for,
-      // and terminate() cannot interrupt it: after a second, go on without waiting for the thread.
-      let timeout: NodeJS.Timeout | undefined
-      const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), 1_000)))
-      if ((await Promise.race([exited, late])) === 'late') void worker.terminate()
-      clearTimeout(timeout)
-    },
+  let stopped: Promise<void> | undefined
+  const stop = async () => {
+    stopping = true
+    worker.postMessage('stop')
+    // A pass in progress finishes first. One stuck in an fsync is not worth holding shutdown for,
+    // and terminate() cannot interrupt it: after a second, go on without waiting for the thread.
+    let timeout: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>((resolve) => (timeout = setTimeout(() => resolve('late'), 1_000)))
+    if ((await Promise.race([exited, late])) === 'late') void worker.terminate()
+    clearTimeout(timeout)
   }
+  return { stop: () => (stopped ??= stop()) }
 }

@@ -1,7 +1,5 @@
 import type * as ServerModule from '@modelcontextprotocol/sdk/server/index.js'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type * as TransportModule from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
@@ -59,7 +57,7 @@ function loadSdk(): NonNullable<typeof sdk> {
 }
 
 /** A fresh MCP server per request (stateless mode): its tools act as the agent the caller's key names. */
-async function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Promise<{ server: Server; transport: WebStandardStreamableHTTPServerTransport }> {
+async function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Promise<{ server: ServerModule.Server; transport: TransportModule.WebStandardStreamableHTTPServerTransport }> {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema, McpError, ErrorCode, WebStandardStreamableHTTPServerTransport } = await loadSdk()
   const server = new Server({ name: 'goalkeeper', version: opts.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   const headers = { ...opts.selfCallHeaders(request), authorization: request.headers.authorization ?? '' }
