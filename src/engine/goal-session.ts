@@ -14,10 +14,12 @@ import type { LlmVerifyFn } from './llm-verify.js'
 import { RecitationManager, type ChatMessage, type RecitationState } from './recitation.js'
 import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
 import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
-import { mergeContext, recitationPreview, recitationStateOf } from './session-recitation.js'
+import { mergeContext, planTasks, recitationPreview, recitationStateOf } from './session-recitation.js'
 import { sessionSummary } from './session-summary.js'
 import { reminderInputOf } from './session-reminder.js'
-import type { StepSignals } from './loops.js'
+import type { StepSignals, StepTool } from './loops.js'
+import { AgentTurn, type StopCheck } from './agent-turn.js'
+import { todosOf } from './todo-tools.js'
 import { SessionDetection } from './session-detection.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type {
@@ -47,6 +49,7 @@ export class GoalSession {
   private injector: GoalReminderInjector
   private recitationManager: RecitationManager
   private detection: SessionDetection
+  private turn = new AgentTurn()
 
   constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}) {
     this.config = resolveSessionConfig(init.config)
@@ -112,7 +115,7 @@ export class GoalSession {
    */
   step(description: string, output = '', similarity?: number, signals: StepSignals = {}): StepResult & { events: SessionEvent[] } {
     const before = this.before()
-    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const loop = this.beforeStep(description, output, signals)
     return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, loop), similarity)
   }
 
@@ -125,8 +128,18 @@ export class GoalSession {
     signals: StepSignals = {},
   ): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
-    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const loop = this.beforeStep(description, output, signals)
     return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, loop), similarity)
+  }
+
+  /** The step's loop options; a call writing the agent's todo list makes that list the plan (todo-tools.ts). */
+  private beforeStep(description: string, output: string, signals: StepSignals) {
+    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const todos = signals.tool === undefined ? null : todosOf(signals.tool)
+    if (todos === null) return loop
+    this.context = mergeContext(this.context, { plan_tasks: todos.map((t) => ({ description: t.content, status: t.status })) })
+    const done = todos.filter((t) => t.status === 'completed').length
+    return { ...loop, progressed: this.tracker.followTodos(todos.map((t) => t.content), done) }
   }
 
   /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
@@ -169,6 +182,35 @@ export class GoalSession {
     this.tracker = GoalTracker.fromJSON({ ...fresh.toJSON(), started_at: startedAt }, this.trackerOptions())
     this.dna = this.newDna(goal)
     this.injector.setGoal(goal)
+    this.turn.resetGoal()
+  }
+
+  /**
+   * A later prompt of the user: it joins the goal (agent-turn.ts), keeping progress, counters and
+   * pitfalls, so the user's redirection is scored as on-goal; and a new turn begins.
+   */
+  userPrompt(prompt: string): void {
+    this.turn.newTurn()
+    this.detection.newTurn()
+    const goal = this.turn.join(this.goalText, prompt)
+    if (goal === null) return
+    this.goalText = goal
+    this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
+    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
+    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+  }
+
+  /** Why the agent should not make this call now, or null (SessionDetection.gate). */
+  gateTool(tool: StepTool): string | null {
+    return this.detection.gate(tool)
+  }
+
+  /** The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per user turn). */
+  stop(maxBlocks: number): WithEvents<StopCheck> {
+    const open = (this.context.plan_tasks ?? planTasks(this.tracker)).filter((t) => t.status !== 'completed').map((t) => t.description)
+    const result = this.turn.stop(open, this.detection.aborted, maxBlocks)
+    const data = { step_number: this.stepCount, outcome: result.outcome, open_items: result.open_items }
+    return { result, events: result.block === null ? [{ type: 'stopped', data }] : [] }
   }
 
   setPlan(steps: readonly string[]): void {
@@ -278,6 +320,7 @@ export class GoalSession {
       reminder: this.injector.toJSON(),
       recitation: this.recitationManager.toJSON(),
       detection: this.detection.toJSON(),
+      turn: this.turn.toJSON(),
     }
   }
 
@@ -291,6 +334,7 @@ export class GoalSession {
     s.injector = GoalReminderInjector.fromJSON(json.reminder, clock, { history_text: false })
     s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
     s.detection = SessionDetection.fromJSON(s.config, json.detection)
+    s.turn = AgentTurn.fromJSON(json.turn)
     return s
   }
 }

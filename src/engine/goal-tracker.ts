@@ -42,6 +42,8 @@ export interface StepLoopOptions {
   repeat_threshold?: number | null
   /** A loop of another kind this step completed, found by the caller: flags the loop like a repeat. */
   loop?: { note: string } | null
+  /** The step completed an item of the agent's own todo list (`followTodos`): progress, whatever its alignment. */
+  progressed?: boolean
 }
 
 interface Heuristic {
@@ -57,6 +59,8 @@ export class GoalTracker {
   private readonly goalStems: Set<string>
   private plan: string[] = []
   private planStems: Set<string>[] = []
+  /** The plan is the agent's todo list (`followTodos`): only the list moves it, not aligned steps. */
+  private todoPlan = false
   private currentStep = 0
   private progress = 0
   private drift = 0
@@ -89,6 +93,23 @@ export class GoalTracker {
     this.planStems = this.plan.map(stemSet)
     this.currentStep = 0
     this.progress = 0
+    this.todoPlan = false
+  }
+
+  /**
+   * The agent's own todo list becomes the plan: its items, completed ones first, `done` of them
+   * completed. From then on only the list moves progress. Returns true when more items are
+   * completed than the plan counted before (progress the agent reported).
+   */
+  followTodos(items: readonly string[], done: number): boolean {
+    const before = this.todoPlan ? this.currentStep : 0
+    this.plan = [...items]
+    this.planStems = this.plan.map(stemSet)
+    this.currentStep = done
+    this.progress = items.length === 0 ? 0 : done / items.length
+    this.todoPlan = true
+    if (done > before) this.stepsCompleted += done - before
+    return done > before
   }
 
   getPlan(): string[] {
@@ -206,11 +227,12 @@ export class GoalTracker {
     }
     const aligned = isAligned(alignment)
     // A repeat of an already seen state is not new work: it never advances the plan.
-    const advances = aligned && seen === 1
+    const advances = loop.progressed === true || (aligned && seen === 1)
     const before = { drift: this.drift, progress: this.progress }
     this.drift = updateDrift(this.drift, alignment)
     if (advances) {
-      if (this.currentStep < this.plan.length) {
+      // A todo plan has moved already (followTodos), or moves only when the list does.
+      if (!this.todoPlan && this.currentStep < this.plan.length) {
         this.progress = Math.min(1, this.progress + 1 / this.plan.length)
         this.currentStep++
         this.stepsCompleted++
@@ -266,6 +288,7 @@ export class GoalTracker {
       steps_completed: this.stepsCompleted,
       started_at: (this.startedAtIso ??= isoAt(this.startedAt)),
       history: this.getHistory(),
+      ...(this.todoPlan ? { todo_plan: true } : {}),
     }
   }
 
@@ -285,6 +308,7 @@ export class GoalTracker {
     t.startedAt = Date.parse(json.started_at)
     t.startedAtIso = undefined
     t.history = json.history.slice(-HISTORY_MAX).map(copyRecord)
+    t.todoPlan = json.todo_plan === true
     return t
   }
 }

@@ -214,6 +214,21 @@ export class LoopDetector {
     return { kind: 'repeat', steps, count, subject: last.label, advice: loopAdvice('repeat', last.label, count, steps) }
   }
 
+  /**
+   * The calls in a row (newest last, message steps between not counted) that are `tool` with the
+   * same arguments: how far this call is from a `same_call` loop.
+   */
+  sameCallsBefore(tool: StepTool): number {
+    const action = `t:${textKey(toolCallText(tool))}`
+    return this.run((e) => e.action === action, (e) => !e.tool).length
+  }
+
+  /** Whether `tool` (with these arguments) is among the calls of steps `from`..`to` in the window. */
+  calledIn(tool: StepTool, from: number, to: number): boolean {
+    const action = `t:${textKey(toolCallText(tool))}`
+    return this.window.some((e) => e.step >= from && e.step <= to && e.action === action)
+  }
+
   /** The state hash of the newest step in the window. */
   get lastState(): string | undefined {
     return this.window.at(-1)?.state

@@ -8,6 +8,7 @@ import type { Clock } from './clock.js'
 import type { BudgetExceeded, DetectionJSON, DetectionVerdict } from './session-detection.js'
 import type { LoopKind } from './loops.js'
 import type { UnchangedSkip } from './unchanged.js'
+import type { AgentTurnJSON, StopOutcome } from './agent-turn.js'
 
 export interface RecitationContext {
   plan_tasks?: PlanTask[]
@@ -22,6 +23,7 @@ export type SessionEvent =
   | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string; kind?: LoopKind; steps?: number[] } }
   | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
   | { type: 'budget_exceeded'; data: BudgetExceeded }
+  | { type: 'stopped'; data: { step_number: number; outcome: StopOutcome; open_items: string[] } }
 
 export interface StepResult {
   step_number: number
@@ -77,6 +79,8 @@ export interface GoalSessionJSON {
   recitation: RecitationJSON
   /** Absent in snapshots written before loop kinds, escalation, budgets and skip_unchanged. */
   detection?: DetectionJSON
+  /** Later prompts and stop blocks (agent-turn.ts); absent until a coding agent's hooks used them. */
+  turn?: AgentTurnJSON
 }
 
 export interface GoalSessionOptions {

@@ -22,6 +22,7 @@ import { healthRoutes } from './health-routes.js'
 import { sessionGuidanceRoutes } from '../sessions/guidance-routes.js'
 import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
+import { hookRoutes } from '../hooks/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
 import { mcpRoutes } from '../mcp/routes.js'
 import { uiRoutes } from '../ui/plugin.js'
@@ -108,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     turns: services.turns,
   })
   await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
+  // Coding agents' hooks (Claude Code, Codex CLI, Gemini CLI) on goal sessions.
+  await app.register(hookRoutes, { prefix: '/v1', hooks: services.hooks, metrics })
   // The agent operations above as MCP tools, each run as its REST route (src/mcp/).
   await app.register(mcpRoutes, {
     version: PACKAGE_VERSION,

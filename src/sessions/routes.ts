@@ -43,7 +43,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { auth: 'agent' },
       schema: { operationId: 'listSessions', tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
-    async (request) => await sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+    async ({ agentId, query: { limit, cursor, ...filter } }) => await sessions.list(agentId, filter, limit, cursor),
   )
 
   app.get(
@@ -58,7 +58,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 200: SessionDigestList, ...problemResponses },
       },
     },
-    async (request) => await sessions.overview(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+    async ({ agentId, query: { limit, cursor, ...filter } }) => await sessions.overview(agentId, filter, limit, cursor),
   )
 
   app.get(

@@ -83,6 +83,12 @@ export const SessionConfigInput = Type.Object(
   { additionalProperties: false, title: 'SessionConfigInput' },
 )
 
+/** The caller's own id for a session (a coding agent's session id), unique per agent. */
+export const ExternalId = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: "The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id).",
+})
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form JSON object, returned as given.' })
 const PlanSteps = Type.Array(Text(2000), { maxItems: 500 })
 
@@ -95,6 +101,7 @@ export const Session = Type.Object(
     config: SessionConfig,
     metadata: Metadata,
     state: GoalState,
+    external_id: Type.Union([ExternalId, Type.Null()]),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -110,6 +117,7 @@ export const CreateSessionBody = Body(
     plan: Type.Optional(PlanSteps),
     config: Type.Optional(SessionConfigInput),
     metadata: Type.Optional(Metadata),
+    external_id: Type.Optional(ExternalId),
   },
   { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
 )
@@ -133,6 +141,7 @@ export const SessionDigestList = ListOf(SessionDigest, { title: 'SessionDigestLi
 export const SessionListQuery = Type.Object({
   ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),
+  external_id: Type.Optional(ExternalId),
 })
 
 export const SetGoalBody = Body(

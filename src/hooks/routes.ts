@@ -1,0 +1,86 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type, type TSchema } from 'typebox'
+import type { Metrics } from '../metrics.js'
+import { problemResponses } from '../schemas.js'
+import { readClaudeCode, writeClaudeCode } from './claude-code.js'
+import type { HookAnswer, HookEvent } from './events.js'
+import type { HookClient, HooksService } from './service.js'
+import { HookQuery } from './settings.js'
+
+/** Hook bodies carry tool inputs and outputs (a file written, a file read): more room than other routes. */
+export const HOOK_BODY_LIMIT = 4 * 1024 * 1024
+
+const tags = ['hooks']
+
+/** Any event a CLI sends: the fields goalkeeper reads are checked, every other field is accepted as it comes. */
+const EventBody = (description: string) =>
+  Type.Object(
+    {
+      hook_event_name: Type.String({ minLength: 1, maxLength: 100, description: 'The event; unknown events are answered `{}` (no effect).' }),
+      session_id: Type.String({ minLength: 1, maxLength: 200, description: "The agent's session id: one goal session per agent and session id (`external_id`)." }),
+    },
+    { additionalProperties: true, description },
+  )
+
+const ClaudeCodeOutput = Type.Object(
+  {
+    decision: Type.Optional(Type.Literal('block')),
+    reason: Type.Optional(Type.String()),
+    hookSpecificOutput: Type.Optional(
+      Type.Object({
+        hookEventName: Type.String(),
+        additionalContext: Type.Optional(Type.String()),
+        permissionDecision: Type.Optional(Type.Literal('deny')),
+        permissionDecisionReason: Type.Optional(Type.String()),
+      }),
+    ),
+  },
+  { title: 'ClaudeCodeHookOutput', description: "Claude Code's hook output JSON; `{}` changes nothing." },
+)
+
+interface HookRoute {
+  client: HookClient
+  summary: string
+  /** The CLI's hook output JSON. */
+  output: TSchema
+  read: (body: Record<string, unknown>) => HookEvent
+  write: (eventName: string, answer: HookAnswer) => object
+}
+
+/**
+ * `POST /v1/hooks/{client}`: a coding agent's hook events. goalkeeper never blocks an agent by
+ * failing: past validation, any failure is logged, counted (goalkeeper_hook_failures_total) and
+ * answered with an empty 2xx, which every CLI reads as "no decision".
+ */
+export const hookRoutes: FastifyPluginAsyncTypebox<{ hooks: HooksService; metrics: Metrics }> = async (app, { hooks, metrics }) => {
+  const route = (r: HookRoute) =>
+    app.post(
+      `/hooks/${r.client}`,
+      {
+        bodyLimit: HOOK_BODY_LIMIT,
+        config: { auth: 'agent' },
+        schema: {
+          operationId: `${r.client.replace(/-(.)/g, (_, c: string) => c.toUpperCase())}Hook`,
+          tags,
+          summary: r.summary,
+          querystring: HookQuery,
+          body: EventBody(`${r.summary} Every field the CLI sends is accepted.`),
+          response: { 200: r.output, ...problemResponses },
+        },
+      },
+      async (request, reply) => {
+        const body = request.body as Record<string, unknown>
+        let answer: HookAnswer = {}
+        try {
+          answer = await hooks.handle(request.agentId, r.client, r.read(body), request.query)
+        } catch (err) {
+          request.log.warn({ err, client: r.client, event: body.hook_event_name }, 'hook failed; answered with no decision')
+          metrics.hookFailures.inc({ client: r.client })
+        }
+        metrics.hookEvents.inc({ client: r.client, answer: answer.deny ? 'deny' : answer.block ? 'block' : answer.context ? 'context' : 'none' })
+        return reply.send(r.write(request.body.hook_event_name, answer))
+      },
+    )
+
+  route({ client: 'claude-code', summary: "A Claude Code hook event (its http hooks' JSON).", output: ClaudeCodeOutput, read: readClaudeCode, write: writeClaudeCode })
+}
