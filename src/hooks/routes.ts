@@ -13,13 +13,13 @@ export const HOOK_BODY_LIMIT = 4 * 1024 * 1024
 const tags = ['hooks']
 
 /** Any event a CLI sends: the fields goalkeeper reads are checked, every other field is accepted as it comes. */
-const EventBody = (description: string) =>
+const EventBody = (description: string, example: Record<string, unknown>) =>
   Type.Object(
     {
       hook_event_name: Type.String({ minLength: 1, maxLength: 100, description: 'The event; unknown events are answered `{}` (no effect).' }),
       session_id: Type.String({ minLength: 1, maxLength: 200, description: "The agent's session id: one goal session per agent and session id (`external_id`)." }),
     },
-    { additionalProperties: true, description },
+    { additionalProperties: true, description, examples: [example] },
   )
 
 const ClaudeCodeOutput = Type.Object(
@@ -43,6 +43,8 @@ interface HookRoute {
   summary: string
   /** The CLI's hook output JSON. */
   output: TSchema
+  /** An event as the CLI sends it: the request example. */
+  example: Record<string, unknown>
   read: (body: Record<string, unknown>) => HookEvent
   write: (eventName: string, answer: HookAnswer) => object
 }
@@ -60,11 +62,11 @@ export const hookRoutes: FastifyPluginAsyncTypebox<{ hooks: HooksService; metric
         bodyLimit: HOOK_BODY_LIMIT,
         config: { auth: 'agent' },
         schema: {
-          operationId: `${r.client.replace(/-(.)/g, (_, c: string) => c.toUpperCase())}Hook`,
+          operationId: `send${r.client.replace(/(^|-)(.)/g, (_, _dash: string, c: string) => c.toUpperCase())}Hook`,
           tags,
           summary: r.summary,
           querystring: HookQuery,
-          body: EventBody(`${r.summary} Every field the CLI sends is accepted.`),
+          body: EventBody(`${r.summary} Every field the CLI sends is accepted.`, r.example),
           response: { 200: r.output, ...problemResponses },
         },
       },
@@ -82,5 +84,19 @@ export const hookRoutes: FastifyPluginAsyncTypebox<{ hooks: HooksService; metric
       },
     )
 
-  route({ client: 'claude-code', summary: "A Claude Code hook event (its http hooks' JSON).", output: ClaudeCodeOutput, read: readClaudeCode, write: writeClaudeCode })
+  route({
+    client: 'claude-code',
+    summary: "A Claude Code hook event (its http hooks' JSON).",
+    output: ClaudeCodeOutput,
+    example: {
+      session_id: '2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90',
+      transcript_path: '/home/dev/.claude/projects/api/2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90.jsonl',
+      cwd: '/home/dev/api',
+      permission_mode: 'default',
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'Rate-limit POST /login to 5 attempts per minute per IP and return 429 with Retry-After beyond that',
+    },
+    read: readClaudeCode,
+    write: writeClaudeCode,
+  })
 }

@@ -91,6 +91,10 @@ it('the examples run as is, in order, with sensible results', async () => {
   await run('PUT /v1/settings', {}, headers)
   await run('POST /v1/turns', {}, headers)
 
+  // A coding agent's first prompt opens a hook session; nothing is due yet, so nothing to add.
+  expect(await run('POST /v1/hooks/claude-code', {}, headers)).toEqual({})
+  expect((await run('GET /v1/sessions', {}, headers)).items.at(-1).external_id).toBe('2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90')
+
   const hook = await run('POST /v1/webhooks', {}, headers, 201)
   await run('PATCH /v1/webhooks/{id}', { id: hook.id }, headers)
 

@@ -103,10 +103,17 @@ describe('reminders over REST', () => {
   it('settings: defaults, partial PUT keeps the rest, validation', async () => {
     const t = await setup()
     const h = t.a.headers
-    expect((await t.app.inject({ url: '/v1/settings', headers: h })).json()).toEqual({ timezone: 'UTC', quiet_hours: null, max_reminders: 100, injection_budget_tokens: 1500 })
+    expect((await t.app.inject({ url: '/v1/settings', headers: h })).json()).toEqual({
+      timezone: 'UTC',
+      quiet_hours: null,
+      max_reminders: 100,
+      injection_budget_tokens: 1500,
+      session_defaults: {},
+      hooks: { max_stop_blocks: 3, tool_output: 'store' },
+    })
     await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { timezone: 'Asia/Tokyo' } })
     const put = await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { quiet_hours: { start: '22:00', end: '07:00' } } })
-    expect(put.json()).toEqual({ timezone: 'Asia/Tokyo', quiet_hours: { start: '22:00', end: '07:00' }, max_reminders: 100, injection_budget_tokens: 1500 })
+    expect(put.json()).toMatchObject({ timezone: 'Asia/Tokyo', quiet_hours: { start: '22:00', end: '07:00' }, max_reminders: 100, injection_budget_tokens: 1500 })
     expect((await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { timezone: 'Nowhere' } })).statusCode).toBe(422)
     expect((await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { quiet_hours: { start: '25:00', end: '07:00' } } })).statusCode).toBe(400)
     expect((await t.app.inject({ url: '/v1/settings', headers: t.b.headers })).json().timezone).toBe('UTC')

@@ -731,6 +731,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/hooks/claude-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A Claude Code hook event (its http hooks' JSON). */
+        post: operations["sendClaudeCodeHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1142,6 +1159,8 @@ export interface operations {
                 /** @description The previous page's next_cursor (ses_…). */
                 cursor?: string;
                 status?: "active" | "archived";
+                /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
+                external_id?: string;
             };
             header?: never;
             path?: never;
@@ -1219,6 +1238,7 @@ export interface operations {
                                  */
                                 timestamp: string;
                             };
+                            external_id: string | null;
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:00:00.000Z
@@ -1339,6 +1359,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
+                    external_id?: string;
                 };
             };
         };
@@ -1412,6 +1434,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1452,6 +1475,8 @@ export interface operations {
                 /** @description The previous page's next_cursor (ses_…). */
                 cursor?: string;
                 status?: "active" | "archived";
+                /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
+                external_id?: string;
             };
             header?: never;
             path?: never;
@@ -1531,6 +1556,7 @@ export interface operations {
                                      */
                                     timestamp: string;
                                 };
+                                external_id: string | null;
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-22T09:00:00.000Z
@@ -1654,6 +1680,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1825,6 +1852,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1950,6 +1978,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2080,6 +2109,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -4385,6 +4415,69 @@ export interface operations {
                         } | null;
                         max_reminders: number;
                         injection_budget_tokens: number;
+                        /** SessionConfigInput */
+                        session_defaults: {
+                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            similarity?: "lexical" | "enhanced" | "embeddings";
+                            /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
+                            drift_threshold?: number;
+                            consecutive_limit?: number;
+                            history_size?: number;
+                            full_cutoff?: number;
+                            compact_cutoff?: number;
+                            max_pitfalls?: number;
+                            max_tried?: number;
+                            drift_warning_threshold?: number;
+                            recitation?: {
+                                frequency?: number | "adaptive";
+                                sources?: ("goal" | "plan" | "todo" | "memory")[];
+                                max_tokens?: number;
+                            };
+                            /** @description Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400). */
+                            llm_verify?: boolean;
+                            /** @description false turns every loop kind off (default true). */
+                            loop_detection?: boolean;
+                            /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            /** @description Per kind: repeats (alternation: steps) that make a loop. */
+                            loop_thresholds?: {
+                                /** @description Default 3. */
+                                repeat?: number;
+                                /** @description Default 3. */
+                                error_repeat?: number;
+                                /** @description Default 6. */
+                                alternation?: number;
+                                /** @description Default 3. */
+                                monologue?: number;
+                                /** @description Default 5. */
+                                same_call?: number;
+                            };
+                            /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
+                            loop_exempt_tools?: string[];
+                            /**
+                             * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                             * @enum {string}
+                             */
+                            escalation?: "seed" | "graduated";
+                            /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
+                            skip_unchanged?: boolean;
+                            /** @description Turns after which an unchanged block goes out again (default 10). */
+                            resend_unchanged_after?: number;
+                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            budget?: {
+                                /** @description Tokens the steps may report in all. */
+                                tokens?: number;
+                                /** @description Dollars the steps may report in all. */
+                                cost_usd?: number;
+                            };
+                        };
+                        /** HookSettings */
+                        hooks: {
+                            /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                            max_stop_blocks: number;
+                            /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                            tool_output: "store" | "digest";
+                        };
                     };
                 };
             };
@@ -4436,6 +4529,68 @@ export interface operations {
                     } | null;
                     max_reminders?: number;
                     injection_budget_tokens?: number;
+                    /** SessionConfigInput */
+                    session_defaults?: {
+                        /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                        similarity?: "lexical" | "enhanced" | "embeddings";
+                        /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
+                        drift_threshold?: number;
+                        consecutive_limit?: number;
+                        history_size?: number;
+                        full_cutoff?: number;
+                        compact_cutoff?: number;
+                        max_pitfalls?: number;
+                        max_tried?: number;
+                        drift_warning_threshold?: number;
+                        recitation?: {
+                            frequency?: number | "adaptive";
+                            sources?: ("goal" | "plan" | "todo" | "memory")[];
+                            max_tokens?: number;
+                        };
+                        /** @description Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400). */
+                        llm_verify?: boolean;
+                        /** @description false turns every loop kind off (default true). */
+                        loop_detection?: boolean;
+                        /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                        /** @description Per kind: repeats (alternation: steps) that make a loop. */
+                        loop_thresholds?: {
+                            /** @description Default 3. */
+                            repeat?: number;
+                            /** @description Default 3. */
+                            error_repeat?: number;
+                            /** @description Default 6. */
+                            alternation?: number;
+                            /** @description Default 3. */
+                            monologue?: number;
+                            /** @description Default 5. */
+                            same_call?: number;
+                        };
+                        /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
+                        loop_exempt_tools?: string[];
+                        /**
+                         * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                         * @enum {string}
+                         */
+                        escalation?: "seed" | "graduated";
+                        /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
+                        skip_unchanged?: boolean;
+                        /** @description Turns after which an unchanged block goes out again (default 10). */
+                        resend_unchanged_after?: number;
+                        /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                        budget?: {
+                            /** @description Tokens the steps may report in all. */
+                            tokens?: number;
+                            /** @description Dollars the steps may report in all. */
+                            cost_usd?: number;
+                        };
+                    };
+                    hooks?: {
+                        /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                        max_stop_blocks?: number;
+                        /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                        tool_output?: "store" | "digest";
+                    };
                 };
             };
         };
@@ -4454,6 +4609,69 @@ export interface operations {
                         } | null;
                         max_reminders: number;
                         injection_budget_tokens: number;
+                        /** SessionConfigInput */
+                        session_defaults: {
+                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            similarity?: "lexical" | "enhanced" | "embeddings";
+                            /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
+                            drift_threshold?: number;
+                            consecutive_limit?: number;
+                            history_size?: number;
+                            full_cutoff?: number;
+                            compact_cutoff?: number;
+                            max_pitfalls?: number;
+                            max_tried?: number;
+                            drift_warning_threshold?: number;
+                            recitation?: {
+                                frequency?: number | "adaptive";
+                                sources?: ("goal" | "plan" | "todo" | "memory")[];
+                                max_tokens?: number;
+                            };
+                            /** @description Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400). */
+                            llm_verify?: boolean;
+                            /** @description false turns every loop kind off (default true). */
+                            loop_detection?: boolean;
+                            /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            /** @description Per kind: repeats (alternation: steps) that make a loop. */
+                            loop_thresholds?: {
+                                /** @description Default 3. */
+                                repeat?: number;
+                                /** @description Default 3. */
+                                error_repeat?: number;
+                                /** @description Default 6. */
+                                alternation?: number;
+                                /** @description Default 3. */
+                                monologue?: number;
+                                /** @description Default 5. */
+                                same_call?: number;
+                            };
+                            /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
+                            loop_exempt_tools?: string[];
+                            /**
+                             * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                             * @enum {string}
+                             */
+                            escalation?: "seed" | "graduated";
+                            /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
+                            skip_unchanged?: boolean;
+                            /** @description Turns after which an unchanged block goes out again (default 10). */
+                            resend_unchanged_after?: number;
+                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            budget?: {
+                                /** @description Tokens the steps may report in all. */
+                                tokens?: number;
+                                /** @description Dollars the steps may report in all. */
+                                cost_usd?: number;
+                            };
+                        };
+                        /** HookSettings */
+                        hooks: {
+                            /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                            max_stop_blocks: number;
+                            /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                            tool_output: "store" | "digest";
+                        };
                     };
                 };
             };
@@ -4701,7 +4919,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
                     description?: string;
                 };
             };
@@ -4883,7 +5101,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url?: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
                     description?: string | null;
                     status?: "active" | "disabled";
                 };
@@ -5119,6 +5337,90 @@ export interface operations {
                         message_id: string;
                         /** @enum {string} */
                         status: "queued";
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendClaudeCodeHook: {
+        parameters: {
+            query?: {
+                escalation?: "seed" | "graduated";
+                similarity?: "lexical" | "enhanced" | "embeddings";
+                /** @description The session's token budget. */
+                budget_tokens?: number;
+                /** @description The session's cost budget, dollars. */
+                budget_usd?: number;
+                /** @description Comma-separated tool names never counted as a loop. */
+                loop_exempt_tools?: string;
+                /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                max_stop_blocks?: number;
+                /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                tool_output?: "store" | "digest";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Claude Code hook event (its http hooks' JSON). Every field the CLI sends is accepted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90",
+                 *       "transcript_path": "/home/dev/.claude/projects/api/2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90.jsonl",
+                 *       "cwd": "/home/dev/api",
+                 *       "permission_mode": "default",
+                 *       "hook_event_name": "UserPromptSubmit",
+                 *       "prompt": "Rate-limit POST /login to 5 attempts per minute per IP and return 429 with Retry-After beyond that"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event; unknown events are answered `{}` (no effect). */
+                    hook_event_name: string;
+                    /** @description The agent's session id: one goal session per agent and session id (`external_id`). */
+                    session_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Claude Code's hook output JSON; `{}` changes nothing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        decision?: "block";
+                        reason?: string;
+                        hookSpecificOutput?: {
+                            hookEventName: string;
+                            additionalContext?: string;
+                            /** @enum {string} */
+                            permissionDecision?: "deny";
+                            permissionDecisionReason?: string;
+                        };
                     };
                 };
             };
