@@ -20,6 +20,8 @@ export interface AgentTurnJSON {
   follow_ups: string[]
   /** Stops answered with "carry on" since the user's last prompt. */
   stop_blocks: number
+  /** A compaction is waiting for its recitation (absent: none). */
+  recite?: boolean
 }
 
 export type StopOutcome = 'done' | 'open_items' | 'aborted'
@@ -36,6 +38,7 @@ export class AgentTurn {
   private base: string | null = null
   private followUps: string[] = []
   private stopBlocks = 0
+  private recite = false
 
   /**
    * The goal text once `prompt` joins `goal`: the first prompt, then the later ones each after
@@ -65,6 +68,18 @@ export class AgentTurn {
     this.followUps = []
   }
 
+  compacted(): void {
+    this.recite = true
+  }
+
+  get recitePending(): boolean {
+    return this.recite
+  }
+
+  recited(): void {
+    this.recite = false
+  }
+
   /** The user spoke: a new turn, with its own allowance of stop blocks. */
   newTurn(): void {
     this.stopBlocks = 0
@@ -84,7 +99,7 @@ export class AgentTurn {
   }
 
   toJSON(): AgentTurnJSON {
-    return { base: this.base, follow_ups: [...this.followUps], stop_blocks: this.stopBlocks }
+    return { base: this.base, follow_ups: [...this.followUps], stop_blocks: this.stopBlocks, ...(this.recite ? { recite: true } : {}) }
   }
 
   static fromJSON(json: AgentTurnJSON | undefined): AgentTurn {
@@ -93,6 +108,7 @@ export class AgentTurn {
       t.base = json.base
       t.followUps = [...json.follow_ups]
       t.stopBlocks = json.stop_blocks
+      t.recite = json.recite === true
     }
     return t
   }

@@ -19,7 +19,7 @@ import { sessionSummary } from './session-summary.js'
 import { reminderInputOf } from './session-reminder.js'
 import type { StepSignals, StepTool } from './loops.js'
 import { AgentTurn, type StopCheck } from './agent-turn.js'
-import { todosOf } from './todo-tools.js'
+import { TodoList } from './todo-tools.js'
 import { SessionDetection } from './session-detection.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type {
@@ -50,6 +50,7 @@ export class GoalSession {
   private recitationManager: RecitationManager
   private detection: SessionDetection
   private turn = new AgentTurn()
+  private todos = new TodoList()
 
   constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}) {
     this.config = resolveSessionConfig(init.config)
@@ -135,7 +136,7 @@ export class GoalSession {
   /** The step's loop options; a call writing the agent's todo list makes that list the plan (todo-tools.ts). */
   private beforeStep(description: string, output: string, signals: StepSignals) {
     const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
-    const todos = signals.tool === undefined ? null : todosOf(signals.tool)
+    const todos = signals.tool === undefined ? null : this.todos.apply(signals.tool)
     if (todos === null) return loop
     this.context = mergeContext(this.context, { plan_tasks: todos.map((t) => ({ description: t.content, status: t.status })) })
     const done = todos.filter((t) => t.status === 'completed').length
@@ -198,6 +199,22 @@ export class GoalSession {
     this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
     this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
     this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+  }
+
+  /** The agent's context was compacted: the next answer that can carry context recites the session (`reciteAfterCompaction`). */
+  compacted(): void {
+    this.turn.compacted()
+  }
+
+  /** Whether a compaction is waiting for its recitation. */
+  get compactedSinceRecitation(): boolean {
+    return this.turn.recitePending
+  }
+
+  /** The recitation block, injected now whatever its schedule (after a compaction); null when there is nothing to recite. */
+  reciteNow(): string | null {
+    this.turn.recited()
+    return this.injectRecitation(this.stepCount + 1, [], { force: true }).recitation?.text ?? null
   }
 
   /** Why the agent should not make this call now, or null (SessionDetection.gate). */
@@ -321,6 +338,7 @@ export class GoalSession {
       recitation: this.recitationManager.toJSON(),
       detection: this.detection.toJSON(),
       turn: this.turn.toJSON(),
+      todos: this.todos.toJSON(),
     }
   }
 
@@ -335,6 +353,7 @@ export class GoalSession {
     s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
     s.detection = SessionDetection.fromJSON(s.config, json.detection)
     s.turn = AgentTurn.fromJSON(json.turn)
+    s.todos = TodoList.fromJSON(json.todos)
     return s
   }
 }

@@ -9,6 +9,7 @@ import type { BudgetExceeded, DetectionJSON, DetectionVerdict } from './session-
 import type { LoopKind } from './loops.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type { AgentTurnJSON, StopOutcome } from './agent-turn.js'
+import type { TodoListJSON } from './todo-tools.js'
 
 export interface RecitationContext {
   plan_tasks?: PlanTask[]
@@ -79,8 +80,10 @@ export interface GoalSessionJSON {
   recitation: RecitationJSON
   /** Absent in snapshots written before loop kinds, escalation, budgets and skip_unchanged. */
   detection?: DetectionJSON
-  /** Later prompts and stop blocks (agent-turn.ts); absent until a coding agent's hooks used them. */
+  /** Later prompts and stop blocks (agent-turn.ts); absent in older snapshots. */
   turn?: AgentTurnJSON
+  /** The agent's todo list (todo-tools.ts); absent in older snapshots. */
+  todos?: TodoListJSON
 }
 
 export interface GoalSessionOptions {

@@ -28,14 +28,24 @@ export function readClaudeCode(body: Record<string, unknown>): HookEvent {
     case 'PreToolUse':
       return { kind: 'pre_tool', session, name: str(body.tool_name), input: body.tool_input }
     case 'PostToolUse':
-      return { kind: 'post_tool', session, name: str(body.tool_name), input: body.tool_input, response: body.tool_response, error: false }
+      return { kind: 'post_tool', session, name: str(body.tool_name), input: withTaskId(body), response: body.tool_response, error: false }
     case 'PostToolUseFailure':
       return { kind: 'post_tool', session, name: str(body.tool_name), input: body.tool_input, response: body.error, error: true }
     case 'Stop':
-      return { kind: 'stop', session }
+      return { kind: 'stop', session, waiting: Array.isArray(body.background_tasks) && body.background_tasks.length > 0 }
+    case 'PostCompact':
+      return { kind: 'compacted', session }
     default:
       return { kind: 'other' }
   }
+}
+
+/** A TaskCreate's arguments with the id its answer gave (`{ task: { id } }`): TaskUpdate names the task by it. */
+function withTaskId(body: Record<string, unknown>): unknown {
+  const input = body.tool_input
+  const id = (body.tool_response as { task?: { id?: unknown } } | undefined)?.task?.id
+  if (body.tool_name !== 'TaskCreate' || input === null || typeof input !== 'object' || (typeof id !== 'string' && typeof id !== 'number')) return input
+  return { ...input, taskId: String(id) }
 }
 
 export function writeClaudeCode(eventName: string, answer: HookAnswer): ClaudeCodeOutput {

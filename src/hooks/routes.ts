@@ -3,6 +3,7 @@ import { Type, type TSchema } from 'typebox'
 import type { Metrics } from '../metrics.js'
 import { problemResponses } from '../schemas.js'
 import { readClaudeCode, writeClaudeCode } from './claude-code.js'
+import { readGeminiCli, writeGeminiCli } from './gemini-cli.js'
 import type { HookAnswer, HookEvent } from './events.js'
 import type { HookClient, HooksService } from './service.js'
 import { HookQuery } from './settings.js'
@@ -22,6 +23,15 @@ const EventBody = (description: string, example: Record<string, unknown>) =>
     { additionalProperties: true, description, examples: [example] },
   )
 
+const GeminiCliOutput = Type.Object(
+  {
+    decision: Type.Optional(Type.Union([Type.Literal('deny'), Type.Literal('block')])),
+    reason: Type.Optional(Type.String()),
+    hookSpecificOutput: Type.Optional(Type.Object({ hookEventName: Type.String(), additionalContext: Type.String() })),
+  },
+  { title: 'GeminiCliHookOutput', description: "Gemini CLI's hook output JSON; `{}` changes nothing." },
+)
+
 const ClaudeCodeOutput = Type.Object(
   {
     decision: Type.Optional(Type.Literal('block')),
@@ -35,7 +45,7 @@ const ClaudeCodeOutput = Type.Object(
       }),
     ),
   },
-  { title: 'ClaudeCodeHookOutput', description: "Claude Code's hook output JSON; `{}` changes nothing." },
+  { title: 'ClaudeCodeHookOutput', description: "Claude Code's (and Codex CLI's) hook output JSON; `{}` changes nothing." },
 )
 
 interface HookRoute {
@@ -98,5 +108,36 @@ export const hookRoutes: FastifyPluginAsyncTypebox<{ hooks: HooksService; metric
     },
     read: readClaudeCode,
     write: writeClaudeCode,
+  })
+  // Codex CLI's command hooks send Claude Code's event names and read its output JSON.
+  route({
+    client: 'codex',
+    summary: "A Codex CLI hook event (its command hooks' JSON, forwarded by the documented one-line command).",
+    output: ClaudeCodeOutput,
+    example: {
+      session_id: '019a4b2c-7d1e-7f30-9c44-1b2e3d4f5a60',
+      transcript_path: '/home/dev/.codex/sessions/2026/11/27/rollout-019a4b2c.jsonl',
+      cwd: '/home/dev/api',
+      hook_event_name: 'UserPromptSubmit',
+      turn_id: '1',
+      prompt: 'Make the CSV export stream rows instead of building the whole file in memory',
+    },
+    read: readClaudeCode,
+    write: writeClaudeCode,
+  })
+  route({
+    client: 'gemini-cli',
+    summary: "A Gemini CLI hook event (its command hooks' JSON, forwarded by the documented one-line command).",
+    output: GeminiCliOutput,
+    example: {
+      session_id: '6a0f3c2e-91b4-4f7d-8e65-2d3c4b5a6f70',
+      transcript_path: '/home/dev/.gemini/tmp/api/chats/session-6a0f3c2e.json',
+      cwd: '/home/dev/api',
+      hook_event_name: 'BeforeAgent',
+      timestamp: '2026-11-27T09:00:00.000Z',
+      prompt: 'Add pagination to GET /orders with a cursor and a limit of at most 100',
+    },
+    read: readGeminiCli,
+    write: writeGeminiCli,
   })
 }

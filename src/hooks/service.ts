@@ -51,6 +51,9 @@ export class HooksService {
         const text = await this.sessions.recite(agentId, session.id)
         return text === null ? {} : { context: text }
       }
+      case 'compacted':
+        await this.sessions.compacted(agentId, session.id)
+        return {}
       case 'pre_tool': {
         const reason = await this.sessions.gateTool(agentId, session.id, toolOf(event.name, event.input))
         return reason === null ? {} : { deny: reason }
@@ -59,9 +62,11 @@ export class HooksService {
         const { tool_output } = await this.hookSettings(agentId, query)
         const step = toolStep(toolOf(event.name, event.input), event.response, event.error, { tool_output })
         const advice = adviceFor(await this.sessions.step(agentId, session.id, step))
-        return advice === null ? {} : { context: advice }
+        return this.withRecitation(agentId, session.id, advice)
       }
       case 'stop': {
+        // Its subagents may be doing the open items: let it wait for them.
+        if (event.waiting) return {}
         const { max_stop_blocks } = await this.hookSettings(agentId, query)
         const check = await this.sessions.stop(agentId, session.id, max_stop_blocks)
         return check.block === null ? {} : { block: check.block }
@@ -83,7 +88,15 @@ export class HooksService {
     }
     if (session.status !== 'active') return {}
     await this.sessions.userPrompt(agentId, session.id, prompt)
-    return this.injection(agentId, prompt, session.id)
+    const { context } = await this.injection(agentId, prompt, session.id)
+    return this.withRecitation(agentId, session.id, context ?? null)
+  }
+
+  /** `context`, and the recitation when a compaction is waiting for one (it cannot go in when Claude Code compacts). */
+  private async withRecitation(agentId: string, sessionId: string, context: string | null): Promise<HookAnswer> {
+    const recitation = await this.sessions.recite(agentId, sessionId, true)
+    const text = [context, recitation].filter((t) => t !== null).join('\n\n')
+    return text === '' ? {} : { context: text }
   }
 
   private async open(agentId: string, client: HookClient, external: string, goal: string, query: HookQuery): Promise<Session> {

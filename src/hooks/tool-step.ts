@@ -54,7 +54,7 @@ export function responseText(response: unknown): string {
   if (typeof response === 'string') return response
   if (typeof response === 'object' && !Array.isArray(response)) {
     const r = response as Record<string, unknown>
-    const parts = [r.stdout, r.stderr, r.output, r.content, r.error].filter((p): p is string => typeof p === 'string' && p !== '')
+    const parts = [r.stdout, r.stderr, r.output, r.llmContent, r.content, r.error].filter((p): p is string => typeof p === 'string' && p !== '')
     const file = r.file as { content?: unknown } | undefined
     if (typeof file?.content === 'string') parts.push(file.content)
     if (parts.length > 0) return parts.join('\n')

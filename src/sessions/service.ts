@@ -317,10 +317,18 @@ export class SessionsService implements TurnPartsProvider {
     return this.write(agentId, id, (s) => s.stop(maxBlocks))
   }
 
-  /** The recitation block injected now whatever its schedule (after a compaction); null when there is nothing to recite. */
-  async recite(agentId: string, id: string): Promise<string | null> {
-    const r = await this.write(agentId, id, (s) => ({ result: s.injectRecitation(s.stepsTaken + 1, [], { force: true }) }))
-    return r.recitation?.text ?? null
+  /** A coding agent's context was compacted: its next answer recites the session (`reciteAfterCompaction`). */
+  compacted(agentId: string, id: string): Promise<void> {
+    return this.write(agentId, id, (s) => ({ result: s.compacted() }))
+  }
+
+  /**
+   * The recitation block injected now whatever its schedule, or null when there is nothing to
+   * recite; with `pending`, only when a compaction is waiting for it (read first: no write otherwise).
+   */
+  async recite(agentId: string, id: string, pending = false): Promise<string | null> {
+    if (pending && !(await this.store.read(agentId, id, (s) => s.compactedSinceRecitation))) return null
+    return this.write(agentId, id, (s) => ({ result: s.reciteNow() }))
   }
 
   /** The goal reminder and recitation for `POST /v1/turns` (TurnPartsProvider), inside the turn's transaction. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { AgentTurn, GOAL_TEXT_MAX } from '../../src/engine/agent-turn.js'
 import { GoalSession } from '../../src/engine/goal-session.js'
-import { todosOf } from '../../src/engine/todo-tools.js'
+import { TodoList } from '../../src/engine/todo-tools.js'
 
 const clock = () => Date.parse('2026-11-27T10:00:00Z')
 
@@ -40,6 +40,7 @@ describe('the todo list is the plan', () => {
   const write = (items: [string, string][]) => ({ name: 'TodoWrite', args: { todos: items.map(([content, status]) => ({ content, status, activeForm: content })) } })
 
   it('reads the lists of Claude Code, Codex CLI and Gemini CLI, completed first, cancelled items dropped', () => {
+    const todosOf = (tool: { name: string; args: Record<string, unknown> }) => new TodoList().apply(tool)
     expect(todosOf(write([['b', 'pending'], ['a', 'completed'], ['c', 'in_progress']]))).toEqual([
       { content: 'a', status: 'completed' },
       { content: 'c', status: 'in_progress' },
@@ -51,6 +52,20 @@ describe('the todo list is the plan', () => {
     ])
     expect(todosOf({ name: 'TodoWrite', args: { todos: 'not a list' } })).toBeNull()
     expect(todosOf({ name: 'Bash', args: { todos: [] } })).toBeNull()
+  })
+
+  it("follows Claude Code's task tools one item at a time, by the id each TaskCreate answered", () => {
+    const list = new TodoList()
+    expect(list.apply({ name: 'TaskUpdate', args: { taskId: '1', status: 'completed' } })).toBeNull()
+    list.apply({ name: 'TaskCreate', args: { subject: 'Reproduce the bug', description: '…', taskId: '1' } })
+    list.apply({ name: 'TaskCreate', args: { subject: 'Fix it', taskId: '2' } })
+    expect(list.apply({ name: 'TaskCreate', args: { subject: 'No id' } })).toBeNull()
+    expect(list.apply({ name: 'TaskUpdate', args: { taskId: '1', status: 'completed' } })).toEqual([
+      { content: 'Reproduce the bug', status: 'completed' },
+      { content: 'Fix it', status: 'pending' },
+    ])
+    expect(list.apply({ name: 'TaskUpdate', args: { taskId: '2', status: 'deleted' } })).toEqual([{ content: 'Reproduce the bug', status: 'completed' }])
+    expect(TodoList.fromJSON(list.toJSON()).toJSON()).toEqual(list.toJSON())
   })
 
   it('moves progress only when an item is completed, and a completed item ends a stall', () => {

@@ -159,6 +159,12 @@ describe('Claude Code hooks', () => {
     const steps = await stepsOf(t, a, s.id)
     expect(steps.at(-1)!.verification.recommended_action).toBe('continue')
 
+    // Over http Claude Code sends PostCompact, which takes no context: the next answer that can carries the recitation, once.
+    expect(await send({ ...base('cc-5'), hook_event_name: 'PostCompact', trigger: 'auto', compact_summary: 'Summary of the work so far' })).toEqual({})
+    const next = await send(post('cc-5', 'Read', { file_path: 'src/login.ts' }, 'export function login() {}'))
+    expect(next.hookSpecificOutput!.additionalContext).toMatch(/^\[Current Status - Iteration \d+\]\n\*\*Goal\*\*: Fix the off-by-one/)
+    expect(await send(post('cc-5', 'Read', { file_path: 'src/login.test.ts' }, 'login rate limiting test'))).toEqual({})
+    // A SessionStart command hook forwarded here gets it at once.
     const compact = await send({ ...base('cc-5'), hook_event_name: 'SessionStart', source: 'compact' })
     expect(compact.hookSpecificOutput!.hookEventName).toBe('SessionStart')
     expect(compact.hookSpecificOutput!.additionalContext).toMatch(/^\[Current Status - Iteration \d+\]\n\*\*Goal\*\*: Fix the off-by-one/)

@@ -748,6 +748,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/hooks/codex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A Codex CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). */
+        post: operations["sendCodexHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/hooks/gemini-cli": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A Gemini CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). */
+        post: operations["sendGeminiCliHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -5404,7 +5438,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Claude Code's hook output JSON; `{}` changes nothing. */
+            /** @description Claude Code's (and Codex CLI's) hook output JSON; `{}` changes nothing. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5420,6 +5454,170 @@ export interface operations {
                             /** @enum {string} */
                             permissionDecision?: "deny";
                             permissionDecisionReason?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendCodexHook: {
+        parameters: {
+            query?: {
+                escalation?: "seed" | "graduated";
+                similarity?: "lexical" | "enhanced" | "embeddings";
+                /** @description The session's token budget. */
+                budget_tokens?: number;
+                /** @description The session's cost budget, dollars. */
+                budget_usd?: number;
+                /** @description Comma-separated tool names never counted as a loop. */
+                loop_exempt_tools?: string;
+                /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                max_stop_blocks?: number;
+                /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                tool_output?: "store" | "digest";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Codex CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). Every field the CLI sends is accepted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "019a4b2c-7d1e-7f30-9c44-1b2e3d4f5a60",
+                 *       "transcript_path": "/home/dev/.codex/sessions/2026/11/27/rollout-019a4b2c.jsonl",
+                 *       "cwd": "/home/dev/api",
+                 *       "hook_event_name": "UserPromptSubmit",
+                 *       "turn_id": "1",
+                 *       "prompt": "Make the CSV export stream rows instead of building the whole file in memory"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event; unknown events are answered `{}` (no effect). */
+                    hook_event_name: string;
+                    /** @description The agent's session id: one goal session per agent and session id (`external_id`). */
+                    session_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Claude Code's (and Codex CLI's) hook output JSON; `{}` changes nothing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        decision?: "block";
+                        reason?: string;
+                        hookSpecificOutput?: {
+                            hookEventName: string;
+                            additionalContext?: string;
+                            /** @enum {string} */
+                            permissionDecision?: "deny";
+                            permissionDecisionReason?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendGeminiCliHook: {
+        parameters: {
+            query?: {
+                escalation?: "seed" | "graduated";
+                similarity?: "lexical" | "enhanced" | "embeddings";
+                /** @description The session's token budget. */
+                budget_tokens?: number;
+                /** @description The session's cost budget, dollars. */
+                budget_usd?: number;
+                /** @description Comma-separated tool names never counted as a loop. */
+                loop_exempt_tools?: string;
+                /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                max_stop_blocks?: number;
+                /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                tool_output?: "store" | "digest";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Gemini CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). Every field the CLI sends is accepted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "6a0f3c2e-91b4-4f7d-8e65-2d3c4b5a6f70",
+                 *       "transcript_path": "/home/dev/.gemini/tmp/api/chats/session-6a0f3c2e.json",
+                 *       "cwd": "/home/dev/api",
+                 *       "hook_event_name": "BeforeAgent",
+                 *       "timestamp": "2026-11-27T09:00:00.000Z",
+                 *       "prompt": "Add pagination to GET /orders with a cursor and a limit of at most 100"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event; unknown events are answered `{}` (no effect). */
+                    hook_event_name: string;
+                    /** @description The agent's session id: one goal session per agent and session id (`external_id`). */
+                    session_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Gemini CLI's hook output JSON; `{}` changes nothing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decision?: "deny" | "block";
+                        reason?: string;
+                        hookSpecificOutput?: {
+                            hookEventName: string;
+                            additionalContext: string;
                         };
                     };
                 };
