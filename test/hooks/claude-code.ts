@@ -137,7 +137,9 @@ export interface RunOptions {
   resume?: string
   /** Added to the binary's environment (e.g. the hook's key for `allowedEnvVars`). */
   env?: Record<string, string>
+  /** More arguments; `--permission-mode <mode>` among them replaces --dangerously-skip-permissions. */
   args?: string[]
+  /** The run is killed after this long (default 30 s, inside the tests' own timeout). */
   timeoutMs?: number
 }
 
@@ -162,9 +164,9 @@ export class ClaudeProject {
 
   run(prompt: string, options: RunOptions = {}): Promise<ClaudeResult> {
     const args = ['-p', prompt, '--output-format', 'json', ...(options.resume ? ['--resume', options.resume] : []), ...(options.args ?? [])]
+    if (!args.includes('--permission-mode')) args.push('--dangerously-skip-permissions')
     // As root the binary refuses --dangerously-skip-permissions outside a sandbox it is told of.
     const root = process.getuid?.() === 0
-    if (!args.includes('--permission-mode')) args.push('--dangerously-skip-permissions')
     // A clean environment: nothing of the developer's own Claude Code, API keys or proxies leaks in.
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
@@ -186,7 +188,7 @@ export class ClaudeProject {
       let stderr = ''
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000)
+      const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000)
       child.on('error', (err) => {
         clearTimeout(timer)
         reject(err)
