@@ -54,7 +54,7 @@ export type Script = Turn[] | ((request: MessagesRequest, index: number, kind: '
 
 export interface FakeAnthropic {
   url: string
-  /** Every request received, in order (main and side). */
+  /** Every request received, in order, of every kind. */
   requests: Recorded[]
   /** The agent loop's requests only (not its subagents', compactions' or side requests). */
   main(): Recorded[]
