@@ -3,7 +3,8 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { claudeCodeOrSkip, ClaudeProject, HOOK_EVENTS, httpHooks, type RunOptions } from './claude-code.js'
-import { lastText, say, startFakeAnthropic, textOf, useTool, type FakeOptions, type MessagesRequest } from './fake-anthropic.js'
+import { lastText, startFakeAnthropic, textOf, type FakeOptions, type MessagesRequest } from './fake-anthropic.js'
+import { say, useTool } from './turns.js'
 import { startHookServer, type HookAnswer, type HookCall } from './hook-server.js'
 
 /**

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { nextTurn, say, type Block, type Script as AnyScript, type Turn } from './turns.js'
 
 /**
  * A scripted stand-in for the Anthropic Messages API on 127.0.0.1, for running the real Claude
@@ -7,20 +8,6 @@ import type { AddressInfo } from 'node:net'
  * script decides the assistant's next turn from it; the turn is streamed as Server-Sent Events
  * when the request asks for a stream, or answered as one JSON message otherwise.
  */
-
-/** One content block of an assistant turn: text, or a call of one of the binary's tools. */
-export type Block = { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string }
-
-export interface Turn {
-  content: Block[]
-  /** Defaults to `tool_use` when the turn calls a tool, `end_turn` otherwise. */
-  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence'
-}
-
-export const say = (text: string): Turn => ({ content: [{ type: 'text', text }] })
-export const useTool = (name: string, input: Record<string, unknown>, text?: string): Turn => ({
-  content: [...(text === undefined ? [] : [{ type: 'text' as const, text }]), { type: 'tool_use', name, input }],
-})
 
 export interface MessagesRequest {
   model: string
@@ -46,11 +33,8 @@ export interface Recorded {
   kind: RequestKind
 }
 
-/**
- * Decides the next turn of the agent's loop (and of its subagents). A queue of turns is taken one
- * per request; a function sees the request, its kind and how many scripted requests came before it.
- */
-export type Script = Turn[] | ((request: MessagesRequest, index: number, kind: 'main' | 'subagent') => Turn)
+/** Decides the next turn of the agent's loop and of its subagents. */
+export type Script = AnyScript<MessagesRequest, 'main' | 'subagent'>
 
 export interface FakeAnthropic {
   url: string
@@ -87,11 +71,7 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
 
   const next = (body: MessagesRequest, kind: RequestKind): Turn => {
     if (kind === 'compact' || kind === 'side') return options.side?.(body, kind) ?? say(SIDE_ANSWER)
-    const index = scripted++
-    if (typeof script === 'function') return script(body, index, kind)
-    const turn = script.shift()
-    if (turn === undefined) throw new Error(`the fake model's script has no turn for ${kind} request ${index}: ${JSON.stringify(lastText(body)).slice(0, 200)}`)
-    return turn
+    return nextTurn(script, body, scripted++, kind)
   }
 
   const server: Server = createServer((req, res) => {
