@@ -36,7 +36,7 @@ describe.skipIf(codex === undefined)('Codex CLI with command hooks', () => {
     const hooks = await hookServer(answer)
     const model = await startFakeOpenAI(script)
     cleanups.push(() => model.close())
-    const project = new CodexProject(codex!, model.url, commandHooks(CODEX_EVENTS, forwardTo(`${hooks.url}/v1/hooks/codex`), { timeout: 15 }))
+    const project = new CodexProject(codex!, model.url, commandHooks(CODEX_EVENTS, forwardTo(`${hooks.url}/v1/hooks/codex`), 15))
     cleanups.push(() => project.remove())
     return { hooks, model, project }
   }
@@ -94,7 +94,7 @@ describe.skipIf(gemini === undefined)('Gemini CLI with command hooks', () => {
     const hooks = await hookServer(answer)
     const model = await startFakeGemini(script)
     cleanups.push(() => model.close())
-    const project = new GeminiProject(gemini!, model.url, commandHooks(GEMINI_EVENTS, forwardTo(`${hooks.url}/v1/hooks/gemini-cli`), { matcher: '*', timeout: 15_000 }))
+    const project = new GeminiProject(gemini!, model.url, commandHooks(GEMINI_EVENTS, forwardTo(`${hooks.url}/v1/hooks/gemini-cli`), 15_000))
     cleanups.push(() => project.remove())
     return { hooks, model, project }
   }

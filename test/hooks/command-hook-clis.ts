@@ -34,13 +34,11 @@ export const GEMINI_CLI: NpmCli = {
 export const forwardTo = (url: string) => `curl -sS --max-time 10 -H 'content-type: application/json' --data-binary @- '${url}'`
 
 /**
- * `hooks` for hooks.json / settings.json: the same command on each of `events`. Gemini CLI runs a
- * hook without a matcher on its tool events only (give it `*`) and reads `timeout` in milliseconds
- * (Codex, like Claude Code, in seconds).
+ * `hooks` for hooks.json / settings.json: the same command on each of `events`, every tool (no
+ * matcher). Gemini CLI reads `timeout` in milliseconds; Codex, like Claude Code, in seconds.
  */
-export function commandHooks(events: readonly string[], command: string, o: { timeout: number; matcher?: string }) {
-  const entry = { ...(o.matcher === undefined ? {} : { matcher: o.matcher }), hooks: [{ type: 'command' as const, command, timeout: o.timeout }] }
-  return Object.fromEntries(events.map((e) => [e, [entry]]))
+export function commandHooks(events: readonly string[], command: string, timeout: number) {
+  return Object.fromEntries(events.map((e) => [e, [{ hooks: [{ type: 'command' as const, command, timeout }] }]]))
 }
 
 export interface AgentResult extends CliResult {
