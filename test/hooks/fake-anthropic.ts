@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { listenLoopback, nth } from './loopback.js'
 import { nextTurn, say, type Block, type Script as AnyScript, type Turn } from './turns.js'
 
 /**
@@ -74,19 +74,6 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
     return nextTurn(script, body, scripted++, kind)
   }
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      try {
-        route(req, res, Buffer.concat(chunks).toString('utf8'))
-      } catch (err) {
-        // The binary shows an API error: the test sees it in stderr and in the exit code.
-        json(res, 500, { type: 'error', error: { type: 'api_error', message: String((err as Error).message) } })
-      }
-    })
-  })
-
   const route = (req: IncomingMessage, res: ServerResponse, raw: string) => {
     const path = (req.url ?? '/').split('?')[0]
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
@@ -107,26 +94,23 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
     json(res, 404, { type: 'error', error: { type: 'not_found_error', message: `the fake model has no ${req.method} ${path}` } })
   }
 
+  const server = await listenLoopback((req, raw, res) => {
+    try {
+      route(req, res, raw)
+    } catch (err) {
+      // The binary shows an API error: the test sees it in stderr and in the exit code.
+      json(res, 500, { type: 'error', error: { type: 'api_error', message: String((err as Error).message) } })
+    }
+  })
   const main = () => requests.filter((r) => r.kind === 'main')
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   return {
-    url,
+    ...server,
     requests,
     main,
-    turn: (n) => {
-      const request = main()[n]
-      if (request === undefined) throw new Error(`the fake model got ${main().length} main requests, not ${n + 1}`)
-      return request.body
-    },
+    turn: (n) => nth(main(), n, 'main requests').body,
     script: (s) => {
       script = s
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
   }
 }
 

@@ -1,5 +1,4 @@
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listenLoopback, nth } from './loopback.js'
 import { nextTurn, type Script, type Turn } from './turns.js'
 
 /**
@@ -28,51 +27,33 @@ export interface FakeGemini {
 
 export async function startFakeGemini(script: Script<GeminiRequest>): Promise<FakeGemini> {
   const requests: GeminiRequest[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const url = req.url ?? ''
-      const json = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' })
-        res.end(JSON.stringify(body))
+  const server = await listenLoopback((req, raw, res) => {
+    const url = req.url ?? ''
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(body))
+    }
+    if (url.includes(':countTokens')) return json(200, { totalTokens: 100 })
+    if (!/:(stream)?[gG]enerateContent/.test(url)) return json(404, { error: { code: 404, message: `the fake model has no ${req.method} ${url}` } })
+    const body = JSON.parse(raw) as GeminiRequest
+    const schema = body.generationConfig?.responseJsonSchema
+    let turn: Turn
+    if (!url.includes(':streamGenerateContent')) turn = { content: [{ type: 'text', text: JSON.stringify(schema ? valueOf(schema) : {}) }] }
+    else {
+      requests.push(body)
+      try {
+        turn = nextTurn(script, body, requests.length - 1, undefined)
+      } catch (err) {
+        return json(500, { error: { code: 500, message: (err as Error).message } })
       }
-      if (url.includes(':countTokens')) return json(200, { totalTokens: 100 })
-      if (!/:(stream)?[gG]enerateContent/.test(url)) return json(404, { error: { code: 404, message: `the fake model has no ${req.method} ${url}` } })
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as GeminiRequest
-      const schema = body.generationConfig?.responseJsonSchema
-      let turn: Turn
-      if (!url.includes(':streamGenerateContent')) turn = { content: [{ type: 'text', text: JSON.stringify(schema ? valueOf(schema) : {}) }] }
-      else {
-        requests.push(body)
-        try {
-          turn = nextTurn(script, body, requests.length - 1, undefined)
-        } catch (err) {
-          return json(500, { error: { code: 500, message: (err as Error).message } })
-        }
-      }
-      const parts = turn.content.map((b) => (b.type === 'text' ? { text: b.text } : { functionCall: { name: b.name, args: b.input } }))
-      const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 10, totalTokenCount: 110 } }
-      if (!url.includes(':streamGenerateContent')) return json(200, chunk)
-      res.writeHead(200, { 'content-type': 'text/event-stream' })
-      res.end(`data: ${JSON.stringify(chunk)}\r\n\r\n`)
-    })
+    }
+    const parts = turn.content.map((b) => (b.type === 'text' ? { text: b.text } : { functionCall: { name: b.name, args: b.input } }))
+    const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 10, totalTokenCount: 110 } }
+    if (!url.includes(':streamGenerateContent')) return json(200, chunk)
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.end(`data: ${JSON.stringify(chunk)}\r\n\r\n`)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    request: (n) => {
-      const request = requests[n]
-      if (request === undefined) throw new Error(`the fake model got ${requests.length} requests, not ${n + 1}`)
-      return request
-    },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+  return { ...server, requests, request: (n) => nth(requests, n, 'requests') }
 }
 
 /** The plainest value of a JSON schema (Gemini's upper-case type names): every property filled. */

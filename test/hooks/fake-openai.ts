@@ -1,5 +1,4 @@
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listenLoopback, nth } from './loopback.js'
 import { nextTurn, type Script, type Turn } from './turns.js'
 
 /**
@@ -31,58 +30,40 @@ export interface FakeOpenAI {
 export async function startFakeOpenAI(script: Script<ResponsesRequest>): Promise<FakeOpenAI> {
   const requests: ResponsesRequest[] = []
   let ids = 0
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      if (req.method !== 'POST' || !(req.url ?? '').startsWith('/v1/responses')) {
-        res.writeHead(404, { 'content-type': 'application/json' })
-        return res.end(JSON.stringify({ error: { message: `the fake model has no ${req.method} ${req.url}` } }))
-      }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ResponsesRequest
-      requests.push(body)
-      let turn: Turn
-      try {
-        turn = nextTurn(script, body, requests.length - 1, undefined)
-      } catch (err) {
-        res.writeHead(500, { 'content-type': 'application/json' })
-        return res.end(JSON.stringify({ error: { message: (err as Error).message } }))
-      }
-      const id = `resp_fake_${++ids}`
-      const items = turn.content.map((b) => {
-        const n = ++ids
-        return b.type === 'text'
-          ? { type: 'message', id: `msg_fake_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: b.text, annotations: [] }] }
-          : { type: 'function_call', id: `fc_fake_${n}`, call_id: b.id ?? `call_fake_${n}`, name: b.name, arguments: JSON.stringify(b.input), status: 'completed' }
-      })
-      res.writeHead(200, { 'content-type': 'text/event-stream' })
-      const event = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
-      event('response.created', { response: { id, object: 'response', status: 'in_progress', output: [] } })
-      items.forEach((item, output_index) => {
-        event('response.output_item.added', { output_index, item: item.type === 'message' ? { ...item, content: [], status: 'in_progress' } : { ...item, arguments: '' } })
-        if (item.type === 'message') event('response.output_text.delta', { output_index, content_index: 0, item_id: item.id, delta: item.content?.[0]?.text })
-        event('response.output_item.done', { output_index, item })
-      })
-      const usage = { input_tokens: 100, output_tokens: 10, total_tokens: 110, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }
-      event('response.completed', { response: { id, object: 'response', status: 'completed', output: items, usage } })
-      res.end()
+  const server = await listenLoopback((req, raw, res) => {
+    if (req.method !== 'POST' || !(req.url ?? '').startsWith('/v1/responses')) {
+      res.writeHead(404, { 'content-type': 'application/json' })
+      return res.end(JSON.stringify({ error: { message: `the fake model has no ${req.method} ${req.url}` } }))
+    }
+    const body = JSON.parse(raw) as ResponsesRequest
+    requests.push(body)
+    let turn: Turn
+    try {
+      turn = nextTurn(script, body, requests.length - 1, undefined)
+    } catch (err) {
+      res.writeHead(500, { 'content-type': 'application/json' })
+      return res.end(JSON.stringify({ error: { message: (err as Error).message } }))
+    }
+    const id = `resp_fake_${++ids}`
+    const items = turn.content.map((b) => {
+      const n = ++ids
+      return b.type === 'text'
+        ? { type: 'message', id: `msg_fake_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: b.text, annotations: [] }] }
+        : { type: 'function_call', id: `fc_fake_${n}`, call_id: b.id ?? `call_fake_${n}`, name: b.name, arguments: JSON.stringify(b.input), status: 'completed' }
     })
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    const event = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
+    event('response.created', { response: { id, object: 'response', status: 'in_progress', output: [] } })
+    items.forEach((item, output_index) => {
+      event('response.output_item.added', { output_index, item: item.type === 'message' ? { ...item, content: [], status: 'in_progress' } : { ...item, arguments: '' } })
+      if (item.type === 'message') event('response.output_text.delta', { output_index, content_index: 0, item_id: item.id, delta: item.content?.[0]?.text })
+      event('response.output_item.done', { output_index, item })
+    })
+    const usage = { input_tokens: 100, output_tokens: 10, total_tokens: 110, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } }
+    event('response.completed', { response: { id, object: 'response', status: 'completed', output: items, usage } })
+    res.end()
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    request: (n) => {
-      const request = requests[n]
-      if (request === undefined) throw new Error(`the fake model got ${requests.length} requests, not ${n + 1}`)
-      return request
-    },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+  return { url: `${server.url}/v1`, close: server.close, requests, request: (n) => nth(requests, n, 'requests') }
 }
 
 /** An input item's text: a message's text parts, or a function call's output. */

@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingHttpHeaders } from 'node:http'
+import { listenLoopback, nth } from './loopback.js'
 
 /** A hook event as Claude Code POSTed it. */
 export interface HookCall {
@@ -30,41 +30,21 @@ const isRaw = (a: HookAnswer): a is { status: number; body?: string; delayMs?: n
  */
 export async function startHookServer(answer: (call: HookCall) => HookAnswer = () => undefined): Promise<HookServer> {
   const calls: HookCall[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8')
-      const call: HookCall = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body: JSON.parse(raw || '{}') as HookCall['body'] }
-      calls.push(call)
-      const a = answer(call)
-      const send = () => {
-        if (res.destroyed) return
-        if (isRaw(a)) {
-          res.writeHead(a.status, { 'content-type': 'application/json' })
-          return res.end(a.body ?? '')
-        }
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(a === undefined ? '' : JSON.stringify(a))
+  const server = await listenLoopback((req, raw, res) => {
+    const call: HookCall = { method: req.method ?? '', path: req.url ?? '/', headers: req.headers, body: JSON.parse(raw || '{}') as HookCall['body'] }
+    calls.push(call)
+    const a = answer(call)
+    const send = () => {
+      if (res.destroyed) return
+      if (isRaw(a)) {
+        res.writeHead(a.status, { 'content-type': 'application/json' })
+        return res.end(a.body ?? '')
       }
-      if (isRaw(a) && a.delayMs) setTimeout(send, a.delayMs)
-      else send()
-    })
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(a === undefined ? '' : JSON.stringify(a))
+    }
+    if (isRaw(a) && a.delayMs) setTimeout(send, a.delayMs)
+    else send()
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    calls,
-    events: () => calls.map((c) => c.body.hook_event_name),
-    body: (n) => {
-      const call = calls[n]
-      if (call === undefined) throw new Error(`the hook endpoint got ${calls.length} calls, not ${n + 1}`)
-      return call.body
-    },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+  return { ...server, calls, events: () => calls.map((c) => c.body.hook_event_name), body: (n) => nth(calls, n, 'hook calls').body }
 }
