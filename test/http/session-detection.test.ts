@@ -47,6 +47,19 @@ describe('loops, escalation and budgets over HTTP', () => {
     }
   })
 
+  it('accepts real traces as they come: an issue text of 8,000 characters as the goal and a 13,500-character thought', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const goal = `Fix the mask propagation in NDData arithmetic. ${'Traceback line from the report. '.repeat(250)}`.slice(0, 8000)
+    const id = await createSession(t, a, { goal })
+    const thought = 'Let me look at how _arithmetic_mask handles an operand without a mask. '.repeat(190)
+    expect(thought.length).toBeGreaterThan(13_000)
+    const res = await step(t, a, id, { description: thought, output: 'ok', tool: { name: 'Read', args: { file_path: 'astropy/nddata/mixins/ndarithmetic.py' } } })
+    expect(res.statusCode).toBe(201)
+    const tooLong = await step(t, a, id, { description: 'x'.repeat(50_001) })
+    expect(tooLong.json().errors.map((e: { path: string }) => e.path)).toContain('body/description')
+  })
+
   it('stores the detection config as given and keeps the step fields in the step log', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
