@@ -14,6 +14,8 @@ export interface Setting {
   name: string
   /** Send the optional step fields (tool, error, tokens); false: description and output only. */
   fields: boolean
+  /** As a coding agent's hook would: the description is the call itself (a hook does not see the model's text). */
+  calls?: boolean
   config: Record<string, unknown>
 }
 
@@ -29,7 +31,7 @@ export interface RunResult {
   steps: number
   firstReplan: number | null
   firstAbort: number | null
-  /** Loops flagged (a step naming a loop when the step before named none of its kind), by kind, with the step. */
+  /** Loops flagged, by kind, with the step: a finding that does not continue the last one of its kind (their steps do not overlap). */
   loops: { kind: string; step: number }[]
   stalls: number
   runaways: number
@@ -43,9 +45,10 @@ export interface Replayer {
   close(): Promise<void>
 }
 
-function stepPayload(step: RunStep, fields: boolean): Record<string, unknown> {
-  const payload: Record<string, unknown> = { description: step.description, output: step.output }
-  if (fields) {
+function stepPayload(step: RunStep, s: Setting): Record<string, unknown> {
+  const description = s.calls === true && step.tool !== null ? `${step.tool.name} ${JSON.stringify(step.tool.args)}` : step.description
+  const payload: Record<string, unknown> = { description, output: step.output }
+  if (s.fields) {
     if (step.tool !== null) payload.tool = step.tool
     payload.error = step.error
     payload.tokens = cachedTokenCount(`${step.description}\n${step.output}`)
@@ -69,9 +72,9 @@ export async function replayer(s: Setting): Promise<Replayer> {
     }
     const id = created.json<{ id: string }>().id
     let stall = 0
-    let lastKind: string | null = null
+    const spans = new Map<string, number>()
     for (const step of run.steps) {
-      const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload: stepPayload(step, s.fields) })
+      const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload: stepPayload(step, s) })
       if (res.statusCode !== 201) {
         r.refused.push(`step ${r.steps + 1}: ${res.statusCode} ${res.body.slice(0, 200)}`)
         continue
@@ -82,9 +85,11 @@ export async function replayer(s: Setting): Promise<Replayer> {
       r.actions[action] = (r.actions[action] ?? 0) + 1
       if (action === 'replan') r.firstReplan ??= n
       if (action === 'abort') r.firstAbort ??= n
-      const kind = v.verification.loop?.kind ?? null
-      if (kind !== null && kind !== lastKind) r.loops.push({ kind, step: n })
-      lastKind = kind
+      const loop = v.verification.loop
+      if (loop !== undefined) {
+        if ((loop.steps[0] ?? n) > (spans.get(loop.kind) ?? 0)) r.loops.push({ kind: loop.kind, step: n })
+        spans.set(loop.kind, n)
+      }
       if (v.state.stall_turns >= 5 && stall < 5) r.stalls++
       stall = v.state.stall_turns
       if (v.verification.spend?.runaway === true) r.runaways++

@@ -7,32 +7,40 @@
  *   `max_iterations`, `budget_exhausted`): told `replan` or `abort` before their last 20 % of steps;
  * - the same at equal step counts: H is the median of 0.8 × length over the runs that ran out, and
  *   among runs at least H steps long, those told `replan` or `abort` within their first H steps.
- * A loop flag is a step whose verdict names a loop when the step before named none of that kind.
+ * A loop flag is a finding that does not continue the last one of its kind (their steps do not overlap).
  *
- * Settings: `text` (description and output only, default config), `default` (with `tool`, `error`
- * and `tokens`, default config: what a new session gets) and `graduated` (those steps, every loop
- * kind on, `escalation: "graduated"`). Steps: a coding step's description is the model's text
- * before the action, or the call (`Bash {"command":…}`) when it said nothing; `tokens` is the o200k
- * count of description and output (what the step added to the context).
+ * Settings: `default` (steps with `tool`, `error` and `tokens`, the config a new session gets),
+ * `hooks` (as a coding agent's hooks would post them: the call as the description, HOOK_LOOP_KINDS),
+ * `seed` (the config of a session stored before `alignment` and graduated defaults: the seed's
+ * table and keyword alignment); with BENCH_SETTINGS also `text` (description and output only) and
+ * `all-kinds` (every loop kind on). Steps: a coding step's description is the model's text before
+ * the action, or the call (`Bash {"command":…}`) when it said nothing; `tokens` is the o200k count
+ * of description and output (what the step added to the context).
  *
  * Data (third-party, never in the repository): `../shared/bench-data/` beside the repository, or
  * `BENCH_DATA`: `tau-bench-airline-episodes/` and every file of `coding-agent-runs/` (its README
  * says what each field means). Without either the bench says so and exits 0.
  * `BENCH_SAMPLE=N` replays the first N runs of each file (a fixed sample, for a quicker look);
- * `BENCH_SETTINGS=default,graduated` picks settings; `BENCH_JSON=path` writes the figures as JSON.
- * Run: `npm run bench:detection` (every run: ~32,000 steps per setting).
+ * `BENCH_SETTINGS=default,text` picks settings (`all`: every one); `BENCH_JSON=path` writes the
+ * figures as JSON. Run: `npm run bench:detection` (every run: ~32,000 steps per setting, about a
+ * minute each here).
  */
 import { writeFileSync } from 'node:fs'
-import { LOOP_KINDS } from '../src/engine/loops.js'
+import { HOOK_LOOP_KINDS } from '../src/engine/detection-config.js'
+import { DEFAULT_LOOP_KINDS, LOOP_KINDS } from '../src/engine/loops.js'
 import { DATA, loadRunFiles } from './detection-data.js'
 import { figures, table, type FileFigures } from './detection-report.js'
 import { replayer, type Setting } from './detection-replay.js'
 
 const SETTINGS: Setting[] = [
-  { name: 'text', fields: false, config: {} },
   { name: 'default', fields: true, config: {} },
-  { name: 'graduated', fields: true, config: { loop_kinds: [...LOOP_KINDS], escalation: 'graduated' } },
+  { name: 'hooks', fields: true, calls: true, config: { loop_kinds: [...HOOK_LOOP_KINDS] } },
+  { name: 'seed', fields: true, config: { escalation: 'seed', alignment: 'keywords', loop_kinds: [...DEFAULT_LOOP_KINDS] } },
+  { name: 'text', fields: false, config: {} },
+  { name: 'all-kinds', fields: true, config: { loop_kinds: [...LOOP_KINDS] } },
 ]
+/** Run unless BENCH_SETTINGS names others (`all`: every setting). */
+const USUAL = ['default', 'hooks', 'seed']
 
 async function main(): Promise<void> {
   const sample = process.env.BENCH_SAMPLE === undefined ? undefined : Number(process.env.BENCH_SAMPLE)
@@ -41,8 +49,8 @@ async function main(): Promise<void> {
     console.log(`bench:detection skipped: no data under ${DATA} (set BENCH_DATA to the bench-data folder).`)
     return
   }
-  const wanted = process.env.BENCH_SETTINGS?.split(',')
-  const settings = SETTINGS.filter((s) => wanted === undefined || wanted.includes(s.name))
+  const wanted = process.env.BENCH_SETTINGS?.split(',') ?? USUAL
+  const settings = SETTINGS.filter((s) => wanted.includes('all') || wanted.includes(s.name))
   console.log(`${files.map((f) => `${f.name}: ${f.runs.length} runs`).join('; ')}${sample === undefined ? '' : ` (first ${sample} of each file)`}\n`)
   const out: Record<string, FileFigures[]> = {}
   for (const s of settings) {

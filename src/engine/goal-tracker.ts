@@ -13,6 +13,7 @@ import {
   stemSet,
   updateDrift,
 } from './step-alignment.js'
+import type { Evidence } from './step-evidence.js'
 import {
   copyRecord,
   type GoalState,
@@ -42,6 +43,11 @@ export interface StepLoopOptions {
   repeat_threshold?: number | null
   /** A loop of another kind this step completed, found by the caller: flags the loop like a repeat. */
   loop?: { note: string } | null
+  /**
+   * The step read for evidence by the caller (step-evidence.ts), instead of the keyword
+   * heuristic: its score is the alignment, and it decides progress, plan advance and neutrality.
+   */
+  evidence?: Evidence
 }
 
 interface Heuristic {
@@ -127,7 +133,7 @@ export class GoalTracker {
    * 0.7 × LLM score + 0.3 × heuristic. A timeout, error or unparsable answer keeps the heuristic.
    */
   async verifyStep(description: string, output = '', llmVerify?: LlmVerifyFn, loop: StepLoopOptions = {}): Promise<StepVerification> {
-    const h = this.heuristic(description, output)
+    const h = this.heuristic(description, output, loop.evidence)
     if (llmVerify === undefined || h.score >= LLM_VERIFY_BELOW) return this.commit(description, output, h.score, h.reasoning, loop)
     const prompt = buildVerifyPrompt({
       goal: this.originalGoal,
@@ -146,7 +152,7 @@ export class GoalTracker {
 
   /** The heuristic-only verification, synchronous; equal to `verifyStep` without an LLM. */
   verifyStepSync(description: string, output = '', loop: StepLoopOptions = {}): StepVerification {
-    const h = this.heuristic(description, output)
+    const h = this.heuristic(description, output, loop.evidence)
     return this.commit(description, output, h.score, h.reasoning, loop)
   }
 
@@ -176,7 +182,13 @@ export class GoalTracker {
     }
   }
 
-  private heuristic(description: string, output: string): Heuristic {
+  /** The current plan step's index and the next's: the plan steps a step is read against. */
+  get focus(): number[] {
+    return [this.currentStep, this.currentStep + 1]
+  }
+
+  private heuristic(description: string, output: string, evidence?: Evidence): Heuristic {
+    if (evidence !== undefined) return { score: evidence.score, reasoning: `Evidence ${fmt(evidence.score)}: ${evidence.reasoning}` }
     // The plan steps in focus: the current one and the next (agents often move on early).
     const focus = this.planStems.slice(this.currentStep, this.currentStep + 2)
     const a = keywordAlignment(this.goalStems, focus, stemSet(`${description}\n${output}`))
@@ -205,18 +217,22 @@ export class GoalTracker {
       notes.push(loop.loop.note)
     }
     const aligned = isAligned(alignment)
-    // A repeat of an already seen state is not new work: it never advances the plan.
-    const advances = aligned && seen === 1
+    const ev = loop.evidence
+    // A repeat of an already seen state is not new work: it never advances the plan. Read for
+    // evidence, only real evidence is progress, and only evidence for the plan step advances it.
+    const advances = (ev === undefined ? aligned : ev.progress && aligned) && seen === 1
+    const advancesPlan = advances && (ev === undefined || ev.plan)
     const before = { drift: this.drift, progress: this.progress }
     this.drift = updateDrift(this.drift, alignment)
     if (advances) {
-      if (this.currentStep < this.plan.length) {
+      if (advancesPlan && this.currentStep < this.plan.length) {
         this.progress = Math.min(1, this.progress + 1 / this.plan.length)
         this.currentStep++
         this.stepsCompleted++
       }
       this.stallTurns = 0
-    } else {
+    } else if (ev?.neutral !== true) {
+      // Housekeeping and test runs say nothing either way: on them the stall counter stays.
       this.stallTurns++
       if (aligned) notes.push('repeated step: no progress')
     }

@@ -8,6 +8,7 @@ import type { Clock } from './clock.js'
 import type { BudgetExceeded, DetectionJSON, DetectionVerdict } from './session-detection.js'
 import type { LoopKind } from './loops.js'
 import type { UnchangedSkip } from './unchanged.js'
+import type { StepReaderJSON } from './step-evidence.js'
 
 export interface RecitationContext {
   plan_tasks?: PlanTask[]
@@ -77,6 +78,8 @@ export interface GoalSessionJSON {
   recitation: RecitationJSON
   /** Absent in snapshots written before loop kinds, escalation, budgets and skip_unchanged. */
   detection?: DetectionJSON
+  /** Files the session changed, on sessions that read steps for evidence (absent before them). */
+  reader?: StepReaderJSON
 }
 
 export interface GoalSessionOptions {
