@@ -15,8 +15,10 @@ export interface Entities {
   symbols: Set<string>
 }
 
-/** A path or file name: a word with an extension of source or configuration, maybe with directories. */
-const FILE_RE = /[\w.@-]*(?:\/[\w.@-]+)*\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|java|kt|scala|go|rb|rs|c|cc|cpp|h|hpp|cs|php|swift|m|sql|sh|md|rst|txt|json|ya?ml|toml|ini|cfg|xml|html|css|qdp|csv)\b/gi
+/** A token that may be a path: split at blanks, quotes, brackets and separators (one linear scan, no backtracking). */
+const TOKEN_RE = /[^\s'"`()<>,;=[\]{}|]+/g
+/** A path or file name ends with an extension of source or configuration (after trailing punctuation is cut). */
+const FILE_EXT_RE = /\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|java|kt|scala|go|rb|rs|c|cc|cpp|h|hpp|cs|php|swift|m|sql|sh|md|rst|txt|json|ya?ml|toml|ini|cfg|xml|html|css|qdp|csv)$/i
 /** An identifier with an inner `_`, an inner capital (camelCase, PascalCase with two humps) or a call `name(`. */
 const SYMBOL_RE = /\b(?:[A-Za-z]\w*_\w+|_+[A-Za-z]\w{2,}|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Za-z]\w{3,}(?=\())/g
 /** Basenames too common to identify a file. */
@@ -29,11 +31,20 @@ function basename(path: string): string {
   return (i < 0 ? path : path.slice(i + 1)).toLowerCase()
 }
 
-/** Adds the files and symbols `text` names to `into`. */
-export function addEntities(text: string, into: Entities): Entities {
-  for (const m of text.matchAll(FILE_RE)) {
-    const b = basename(m[0])
-    if (b.length > 3 && !b.startsWith('.') && !VAGUE_FILES.has(b)) into.files.add(b)
+/** The basenames (lowercased) of the paths and file names in `text`, vague ones included. */
+export function fileNames(text: string): string[] {
+  const out: string[] = []
+  for (const m of text.matchAll(TOKEN_RE)) {
+    const t = m[0].replace(/[.:!?]+$/, '')
+    if (t.includes('.') && FILE_EXT_RE.test(t)) out.push(basename(t))
+  }
+  return out
+}
+
+/** Adds the files and symbols `text` names to `into` (`symbolsOnly`: the symbols alone). */
+export function addEntities(text: string, into: Entities, symbolsOnly = false): Entities {
+  if (!symbolsOnly) {
+    for (const b of fileNames(text)) if (b.length > 3 && !b.startsWith('.') && !VAGUE_FILES.has(b)) into.files.add(b)
   }
   for (const m of text.matchAll(SYMBOL_RE)) {
     const s = m[0].toLowerCase()
@@ -98,7 +109,7 @@ export function readCall(tool: StepTool): CallReading {
   const parts: string[] = []
   flatText(tool.args, parts)
   const text = parts.join('\n')
-  const files = [...new Set([...text.matchAll(FILE_RE)].map((m) => basename(m[0])))]
+  const files = [...new Set(fileNames(text))]
   const name = tool.name.toLowerCase()
   const args = tool.args
   const command = typeof args.command === 'string' ? args.command : typeof args.cmd === 'string' ? args.cmd : undefined

@@ -64,19 +64,38 @@ interface Words {
   specific: Set<string>
 }
 
+/** A word's stem and whether it is specific; null when it is skipped. Memoized: words repeat a lot. */
+const WORD_CACHE_MAX = 50_000
+const wordCache = new Map<string, { stem: string; specific: boolean } | null>()
+
+function wordOf(w: string): { stem: string; specific: boolean } | null {
+  let out = wordCache.get(w)
+  if (out === undefined) {
+    const info = w.length < 3 ? null : wordInfo(w)
+    if (info === null) out = null
+    else {
+      const rank = wordRank(w)
+      out = { stem: info.stem, specific: rank === undefined || rank >= SPECIFIC_RANK || w.includes('_') || /\d/.test(w) }
+    }
+    if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
+    wordCache.set(w, out)
+  }
+  return out
+}
+
 /** Content stems of a text and which of them are specific (rare, unlisted, an identifier or a number). */
 function wordsOf(text: string): Words {
   const stems = new Set<string>()
   const specific = new Set<string>()
+  const add = (w: string) => {
+    const x = wordOf(w)
+    if (x === null) return
+    stems.add(x.stem)
+    if (x.specific) specific.add(x.stem)
+  }
   for (const m of normalizeText(text).matchAll(/[a-z0-9_]+/g)) {
-    for (const w of m[0].includes('_') ? [m[0], ...m[0].split('_')] : [m[0]]) {
-      if (w.length < 3 || /^\d+$/.test(w) && w.length < 3) continue
-      const info = wordInfo(w)
-      if (info === null) continue
-      stems.add(info.stem)
-      const rank = wordRank(w)
-      if (rank === undefined || rank >= SPECIFIC_RANK || w.includes('_') || /\d/.test(w)) specific.add(info.stem)
-    }
+    add(m[0])
+    if (m[0].includes('_')) for (const part of m[0].split('_')) add(part)
   }
   return { stems, specific }
 }
@@ -94,6 +113,22 @@ function hit(set: ReadonlySet<string>, items: Iterable<string>): string | undefi
   return undefined
 }
 
+// A goal's reading never changes, so sessions loaded again (on every request without a cache hit)
+// share one per goal text, the most recently used kept.
+const GOAL_CACHE_MAX = 512
+const goals = new Map<string, { entities: Entities; words: Words }>()
+
+function readGoal(goal: string): { entities: Entities; words: Words } {
+  let read = goals.get(goal)
+  if (read !== undefined) goals.delete(goal)
+  else {
+    read = { entities: entitiesOf(goal), words: wordsOf(goal) }
+    if (goals.size >= GOAL_CACHE_MAX) goals.delete(goals.keys().next().value!)
+  }
+  goals.set(goal, read)
+  return read
+}
+
 export class StepReader {
   private readonly goal: Entities
   private readonly goalWords: Words
@@ -101,8 +136,9 @@ export class StepReader {
   private files: string[] = []
 
   constructor(goal: string) {
-    this.goal = entitiesOf(goal)
-    this.goalWords = wordsOf(goal)
+    const read = readGoal(goal)
+    this.goal = read.entities
+    this.goalWords = read.words
   }
 
   setPlan(steps: readonly string[]): void {
@@ -151,7 +187,7 @@ export class StepReader {
     const terms = shared(words, this.goalWords)
     if (terms.length > 0) return { score: Math.min(1, 0.575 + 0.1 * (terms.length - 1)), reasoning: `goal terms [${terms.slice(0, 6).join(', ')}]`, progress: true }
     if (output !== '') {
-      const seen = addEntities(output.slice(0, 4000), { files: new Set(), symbols: new Set() })
+      const seen = addEntities(output.slice(0, 4000), { files: new Set(), symbols: new Set() }, true)
       const o = hit(this.goal.symbols, seen.symbols)
       if (o !== undefined) return { score: 0.65, reasoning: `its output shows ${o}, named by the goal`, progress: true }
     }
