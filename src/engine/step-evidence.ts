@@ -12,9 +12,9 @@
  * - Neutral: housekeeping (listing, `cd`, `git diff`, installing, a todo update) and a step that
  *   runs something (the tests, a script) without naming anything of the goal: 0.5, which moves
  *   neither drift nor the stall counter.
- * - Off the goal: a message sharing nothing with the goal (the seed's 0.15; in `enhanced` and
- *   `embeddings`, graded by how far below the threshold it scores); a tool call that reads,
- *   changes or runs something without naming anything of the goal counts at half that strength.
+ * - Off the goal: a message sharing no word with the goal or the plan step in focus (the seed's
+ *   0.15); one sharing only ordinary words is neutral in `lexical` and graded by the drift check's
+ *   severity in `enhanced` and `embeddings`; a tool call counts at half that strength.
  *
  * Progress (the stall counter reset) needs real evidence: a file or symbol of the goal, a change to
  * a file of the session, or specific shared words; the plan advances only on specific words shared
@@ -199,8 +199,8 @@ export class StepReader {
 
   /**
    * How far off a text with no evidence for the goal is: sharing no word at all with the goal or
-   * the plan steps in focus, the seed's 0.15; sharing some ordinary word, halfway (lexical) or
-   * graded by the drift check's severity.
+   * the plan steps in focus, the seed's 0.15; sharing some ordinary word, neither for nor against
+   * (lexical) or graded by the drift check's severity.
    */
   private offScore(words: Words, text: TextSimilarity, focus: readonly number[]): number {
     if (words.stems.size === 0 || this.goalWords.stems.size === 0) return NEUTRAL
@@ -208,7 +208,7 @@ export class StepReader {
     let touches = false
     for (const s of words.stems) if (refs.some((r) => r.stems.has(s))) touches = true
     if (!touches) return OFF
-    return text.mode === 'lexical' ? (NEUTRAL + OFF) / 2 : NEUTRAL - (NEUTRAL - OFF) * OFF_DEPTH[text.severity]
+    return text.mode === 'lexical' ? NEUTRAL : NEUTRAL - (NEUTRAL - OFF) * OFF_DEPTH[text.severity]
   }
 
   private remember(files: readonly string[]): void {

@@ -44,6 +44,7 @@ describe('reading a coding step for evidence', () => {
 
   it('one shared ordinary word is not evidence: "check slack for messages about lunch" against "check the 429 responses"', () => {
     const s = new GoalSession({ goal: 'Add rate limiting to the public search API', plan: ['check the 429 responses', 'add a limiter', 'document it'] }, { clock })
+    expect(s.step('browse cat pictures on reddit').state.stall_turns).toBe(1)
     const r = s.step('check slack for messages about lunch')
     expect(r.verification.aligned).toBe(false)
     expect(r.verification.progress_delta).toBe(0)
