@@ -114,7 +114,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   log(`Opened session ${session.id} with config ${JSON.stringify(DEMO_CONFIG)}: drift is scored by the enhanced`)
   log('similarity (word rarity and character n-grams; threshold 0.115) rather than the default lexical word overlap.\n')
   log('The agent posts each step it takes (POST /v1/sessions/{id}/steps) and reads the verdict.')
-  log('align = keyword alignment of the step with goal and plan; drift = the running drift score (off-goal steps')
+  log('align = what the step shows of the goal and plan (0.5 neutral); drift = the running drift score (off-goal steps')
   log('raise it: adjust from 0.3, replan from 0.6); sim/severity = the step\'s similarity to the goal and its drift')
   log('severity (enhanced pulls the scores of short texts toward 0.12, so a short off-goal step often grades only')
   log('low, a longer one moderate or worse); off = off-goal steps in a row (more than 3 is sustained drift).\n')
@@ -135,7 +135,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const flags = flagsOf(r)
     log(`    → ${MEANING[v.recommended_action] ?? v.recommended_action}${flags.length ? ` (${flags.join('; ')})` : ''}. ${v.reasoning}`)
     if (r.state.loop_detected) {
-      // The loop flag stays set (every later verdict is replan) until the agent says it replanned.
+      // The loop flag stays set until the agent says it replanned.
       looped = true
       await call(opts, 'POST', `/v1/sessions/${session.id}/loop/reset`)
       log('    The agent replans and clears the loop flag (POST /v1/sessions/{id}/loop/reset); drift is left as it is.')

@@ -5,8 +5,8 @@
  */
 import { tokenSet, truncateChars } from './text.js'
 
-/** A session's goal is at most this long (the API's limit); the first prompt keeps half of it. */
-export const GOAL_TEXT_MAX = 4000
+/** A session's goal is at most this long (the API's limit, sessions/schemas.ts); the first prompt keeps half of it. */
+export const GOAL_TEXT_MAX = 20_000
 const FIRST_PROMPT_MAX = GOAL_TEXT_MAX / 2
 const FOLLOW_UP_MAX = 1000
 /** How a later prompt is joined to the goal text. */

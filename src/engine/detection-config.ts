@@ -28,10 +28,38 @@ export interface DetectionConfig {
   /** Steps calling these tools are never part of a loop (polling a job's status is not a loop). */
   loop_exempt_tools?: string[]
   escalation?: EscalationMode
+  /**
+   * How the verdict scores a step: `keywords`, the seed's keyword overlap; `evidence`, what the
+   * step shows about the goal (step-evidence.ts). Absent: `keywords` (sessions created before it).
+   */
+  alignment?: AlignmentMode
+  /** Graduated escalation: drift still critical after a replan answers `abort` (default false: drift alone answers `replan` at most). */
+  drift_abort?: boolean
   skip_unchanged?: boolean
   resend_unchanged_after?: number
   budget?: SessionBudget
 }
+
+export type AlignmentMode = 'keywords' | 'evidence'
+export const ALIGNMENT_MODES: readonly AlignmentMode[] = ['keywords', 'evidence']
+
+/**
+ * What a session created now gets for the fields it leaves out, stored with it (so its config
+ * says what it uses); a session stored without them keeps the answers it was created with.
+ * Chosen on the real runs of bench:detection (docs/detection.md).
+ */
+export const NEW_SESSION_DETECTION: Readonly<DetectionConfig> = {
+  escalation: 'graduated',
+  alignment: 'evidence',
+  loop_kinds: ['repeat', 'error_repeat', 'same_call', 'same_result', 'error_cascade'],
+}
+
+/**
+ * The loop kinds to give sessions a coding agent's hooks create, whose steps are tool calls with
+ * their outputs: `repeat` is left out (its step text is the call itself, which same_call and
+ * same_result already read, and a rerun of the tests after an edit is not a loop).
+ */
+export const HOOK_LOOP_KINDS: readonly LoopKind[] = ['error_repeat', 'same_call', 'same_result', 'error_cascade']
 
 /** A field that makes the configuration unusable (session-config.ts SessionConfigError's shape). */
 export type ConfigProblem = [field: string, message: string]
@@ -50,6 +78,7 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
     }
   }
   if (c.escalation !== undefined && !ESCALATION_MODES.includes(c.escalation)) return ['escalation', "must be 'seed' or 'graduated'"]
+  if (c.alignment !== undefined && !ALIGNMENT_MODES.includes(c.alignment)) return ['alignment', "must be 'keywords' or 'evidence'"]
   if (c.resend_unchanged_after !== undefined && !(Number.isInteger(c.resend_unchanged_after) && c.resend_unchanged_after >= 1)) {
     return ['resend_unchanged_after', 'must be an integer >= 1']
   }
@@ -68,6 +97,8 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.loop_thresholds !== undefined) out.loop_thresholds = defined(c.loop_thresholds)
   if (c.loop_exempt_tools !== undefined) out.loop_exempt_tools = [...new Set(c.loop_exempt_tools)]
   if (c.escalation !== undefined) out.escalation = c.escalation
+  if (c.alignment !== undefined) out.alignment = c.alignment
+  if (c.drift_abort !== undefined) out.drift_abort = c.drift_abort
   if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
   if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
   if (c.budget !== undefined) out.budget = { ...c.budget }
@@ -78,6 +109,8 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
 export interface DetectionSettings {
   loops: LoopSettings
   graduated: boolean
+  evidence: boolean
+  drift_abort: boolean
   skip_unchanged: boolean
   resend_unchanged_after: number
   budget: SessionBudget | undefined
@@ -92,6 +125,8 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
       exempt_tools: new Set(c.loop_exempt_tools ?? []),
     },
     graduated: c.escalation === 'graduated',
+    evidence: c.alignment === 'evidence',
+    drift_abort: c.drift_abort === true,
     skip_unchanged: c.skip_unchanged === true,
     resend_unchanged_after: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
     budget: c.budget,

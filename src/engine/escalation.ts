@@ -1,9 +1,10 @@
 /**
  * Graduated escalation (opt-in `config.escalation: "graduated"`), after OpenClaw's warn → block →
  * break: a loop first answers `adjust` with a sentence the model can act on, the same loop
- * continuing answers `replan`, and continuing after that `abort`. Sustained drift answers `replan`
- * and `abort` only if it outlasts the replan by DRIFT_GRACE_STEPS. `abort` is kept for those and a
- * spent budget; the seed's "abort when alignment < 0.3" becomes `adjust`.
+ * continuing answers `replan`, and continuing after that `abort`. Sustained drift answers `replan`,
+ * and `abort` only when the session asks for it (`drift_abort`) and it outlasts the replan by
+ * DRIFT_GRACE_STEPS: a verdict's own reading of a step is not enough to stop an agent. `abort` is
+ * kept for those and a spent budget; the seed's "abort when alignment < 0.3" becomes `adjust`.
  */
 import type { LoopFinding } from './loops.js'
 import { DRIFT_CRITICAL, DRIFT_WARNING, PROGRESS_STALL_TURNS, type RecommendedAction } from './step-alignment.js'
@@ -31,6 +32,8 @@ export interface LadderInput {
   /** This step advanced the plan: a loop escalating before it ended (unless this step continues it). */
   advanced: boolean
   runaway: boolean
+  /** Drift still critical DRIFT_GRACE_STEPS after its replan answers `abort` (config.drift_abort); otherwise `replan` again. */
+  drift_abort: boolean
 }
 
 export interface LadderVerdict {
@@ -39,7 +42,13 @@ export interface LadderVerdict {
   note?: string
 }
 
-const RUNGS: readonly RecommendedAction[] = ['adjust', 'replan', 'abort']
+/**
+ * A loop's answers as it goes on: its first finding, the one continuing it, and so on. The second
+ * `replan` gives an agent that replanned one more finding's room before `abort`: on real coding
+ * runs that went well, an agent's fix-and-rerun cycle sometimes reran alike a fourth time before it
+ * got out (docs/detection.md).
+ */
+const RUNGS: readonly RecommendedAction[] = ['adjust', 'replan', 'replan', 'abort']
 
 export class EscalationLadder {
   private loopSpan: [number, number] | null = null
@@ -59,12 +68,12 @@ export class EscalationLadder {
       this.loopSpan = continues ? [Math.min(span[0], from), s.step_number] : [from, s.step_number]
       const action = RUNGS[this.loopLevel - 1]!
       const note =
-        this.loopLevel === 1 ? 'loop: first detection, adjust' : this.loopLevel === 2 ? 'loop continues: replan' : 'loop continued after a replan: abort'
+        this.loopLevel === 1 ? 'loop: first detection, adjust' : action === 'replan' ? 'loop continues: replan' : 'loop continued after a replan: abort'
       return { action, note }
     }
     if (s.drift >= DRIFT_CRITICAL) {
       if (this.driftReplanAt === null) this.driftReplanAt = s.step_number
-      if (s.step_number - this.driftReplanAt >= DRIFT_GRACE_STEPS) {
+      if (s.drift_abort && s.step_number - this.driftReplanAt >= DRIFT_GRACE_STEPS) {
         return { action: 'abort', note: `drift still >= ${DRIFT_CRITICAL} ${s.step_number - this.driftReplanAt} steps after a replan: abort` }
       }
       return { action: 'replan' }

@@ -21,6 +21,8 @@ import type { StepSignals, StepTool } from './loops.js'
 import { AgentTurn, type StopCheck } from './agent-turn.js'
 import { TodoList } from './todo-tools.js'
 import { SessionDetection } from './session-detection.js'
+import { NEW_SESSION_DETECTION } from './detection-config.js'
+import { StepReader, type Evidence } from './step-evidence.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type {
   GoalSessionJSON,
@@ -51,9 +53,15 @@ export class GoalSession {
   private detection: SessionDetection
   private turn = new AgentTurn()
   private todos = new TodoList()
+  /** Reads steps for evidence (`config.alignment: "evidence"`); null with the seed's keywords. */
+  private reader: StepReader | null
 
-  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}) {
-    this.config = resolveSessionConfig(init.config)
+  /**
+   * A new session: the fields of NEW_SESSION_DETECTION it leaves out are filled in and stored.
+   * `stored`: the config of a session created earlier, taken as it is.
+   */
+  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}, stored = false) {
+    this.config = resolveSessionConfig(stored ? init.config : { ...NEW_SESSION_DETECTION, ...init.config })
     this.clock = options.clock ?? wallClock
     this.llmTimeoutMs = options.llm_timeout_ms
     this.goalText = init.goal
@@ -74,6 +82,7 @@ export class GoalSession {
     // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
     this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock: this.clock })
     this.detection = new SessionDetection(c)
+    this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, init.plan ?? [], undefined) : null
   }
 
   /** The step log lives in the steps table, so the tracker keeps no verification history. */
@@ -117,7 +126,9 @@ export class GoalSession {
   step(description: string, output = '', similarity?: number, signals: StepSignals = {}): StepResult & { events: SessionEvent[] } {
     const before = this.before()
     const loop = this.beforeStep(description, output, signals)
-    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, loop), similarity)
+    const drift = this.driftCheck(description, this.stepCount + 1, similarity)
+    const evidence = this.evidence(description, output, signals, drift.result)
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift)
   }
 
   /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
@@ -130,7 +141,16 @@ export class GoalSession {
   ): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
     const loop = this.beforeStep(description, output, signals)
-    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, loop), similarity)
+    const drift = this.driftCheck(description, this.stepCount + 1, similarity)
+    const evidence = this.evidence(description, output, signals, drift.result)
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift)
+  }
+
+  /** The step read for evidence against the goal, with the drift check's reading of its text. */
+  private evidence(description: string, output: string, signals: StepSignals, drift: DriftCheck): { evidence?: Evidence } {
+    if (this.reader === null) return {}
+    const text = { mode: drift.similarity_mode ?? this.config.similarity, severity: drift.severity }
+    return { evidence: this.reader.read(description, output, signals, this.tracker.focus, text) }
   }
 
   /** The step's loop options; a call writing the agent's todo list makes that list the plan (todo-tools.ts). */
@@ -139,8 +159,9 @@ export class GoalSession {
     const todos = signals.tool === undefined ? null : this.todos.apply(signals.tool)
     if (todos === null) return loop
     this.context = mergeContext(this.context, { plan_tasks: todos.map((t) => ({ description: t.content, status: t.status })) })
-    const done = todos.filter((t) => t.status === 'completed').length
-    return { ...loop, progressed: this.tracker.followTodos(todos.map((t) => t.content), done) }
+    const items = todos.map((t) => t.content)
+    this.reader?.setPlan(items)
+    return { ...loop, progressed: this.tracker.followTodos(items, todos.filter((t) => t.status === 'completed').length) }
   }
 
   /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
@@ -148,9 +169,9 @@ export class GoalSession {
     return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
   }
 
-  private finishStep(description: string, before: StepBefore, tracked: StepVerification, similarity?: number): StepResult & { events: SessionEvent[] } {
+  private finishStep(description: string, before: StepBefore, tracked: StepVerification, checked: WithEvents<DriftCheck>): StepResult & { events: SessionEvent[] } {
     const step_number = ++this.stepCount
-    const { result: drift, events } = this.driftCheck(description, step_number, similarity)
+    const { result: drift, events } = checked
     const state = this.tracker.getState()
     const { verification, exceeded, loop } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount)
     pushStepEvents(events, step_number, description, before, state, loop)
@@ -184,6 +205,8 @@ export class GoalSession {
     this.dna = this.newDna(goal)
     this.injector.setGoal(goal)
     this.turn.resetGoal()
+    // The files the session changed stay: the repository is the same.
+    if (this.reader !== null) this.reader = StepReader.fromJSON(goal, plan, this.reader.toJSON())
   }
 
   /**
@@ -199,6 +222,7 @@ export class GoalSession {
     this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
     this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
     this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+    if (this.reader !== null) this.reader = StepReader.fromJSON(goal, this.tracker.getPlan(), this.reader.toJSON())
   }
 
   /** The agent's context was compacted: the next answer that can carry context recites the session (`reciteAfterCompaction`). */
@@ -232,6 +256,7 @@ export class GoalSession {
 
   setPlan(steps: readonly string[]): void {
     this.tracker.setPlan(steps)
+    this.reader?.setPlan(steps)
   }
 
   resetDrift(): GoalState {
@@ -339,11 +364,12 @@ export class GoalSession {
       detection: this.detection.toJSON(),
       turn: this.turn.toJSON(),
       todos: this.todos.toJSON(),
+      ...(this.reader === null ? {} : { reader: this.reader.toJSON() }),
     }
   }
 
   static fromJSON(json: GoalSessionJSON, options: GoalSessionOptions = {}): GoalSession {
-    const s = new GoalSession({ goal: json.goal, config: json.config }, options)
+    const s = new GoalSession({ goal: json.goal, config: json.config }, options, true)
     const clock = s.clock
     s.stepCount = json.step_count
     s.context = structuredClone(json.context)
@@ -354,6 +380,7 @@ export class GoalSession {
     s.detection = SessionDetection.fromJSON(s.config, json.detection)
     s.turn = AgentTurn.fromJSON(json.turn)
     s.todos = TodoList.fromJSON(json.todos)
+    if (s.reader !== null) s.reader = StepReader.fromJSON(json.goal, json.tracker.plan, json.reader)
     return s
   }
 }

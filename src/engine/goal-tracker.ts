@@ -13,6 +13,7 @@ import {
   stemSet,
   updateDrift,
 } from './step-alignment.js'
+import type { Evidence } from './step-evidence.js'
 import {
   copyRecord,
   type GoalState,
@@ -44,6 +45,11 @@ export interface StepLoopOptions {
   loop?: { note: string } | null
   /** The step completed an item of the agent's own todo list (`followTodos`): progress, whatever its alignment. */
   progressed?: boolean
+  /**
+   * The step read for evidence by the caller (step-evidence.ts), instead of the keyword
+   * heuristic: its score is the alignment, and it decides progress, plan advance and neutrality.
+   */
+  evidence?: Evidence
 }
 
 interface Heuristic {
@@ -148,7 +154,7 @@ export class GoalTracker {
    * 0.7 × LLM score + 0.3 × heuristic. A timeout, error or unparsable answer keeps the heuristic.
    */
   async verifyStep(description: string, output = '', llmVerify?: LlmVerifyFn, loop: StepLoopOptions = {}): Promise<StepVerification> {
-    const h = this.heuristic(description, output)
+    const h = this.heuristic(description, output, loop.evidence)
     if (llmVerify === undefined || h.score >= LLM_VERIFY_BELOW) return this.commit(description, output, h.score, h.reasoning, loop)
     const prompt = buildVerifyPrompt({
       goal: this.originalGoal,
@@ -167,7 +173,7 @@ export class GoalTracker {
 
   /** The heuristic-only verification, synchronous; equal to `verifyStep` without an LLM. */
   verifyStepSync(description: string, output = '', loop: StepLoopOptions = {}): StepVerification {
-    const h = this.heuristic(description, output)
+    const h = this.heuristic(description, output, loop.evidence)
     return this.commit(description, output, h.score, h.reasoning, loop)
   }
 
@@ -197,7 +203,13 @@ export class GoalTracker {
     }
   }
 
-  private heuristic(description: string, output: string): Heuristic {
+  /** The current plan step's index and the next's: the plan steps a step is read against. */
+  get focus(): number[] {
+    return [this.currentStep, this.currentStep + 1]
+  }
+
+  private heuristic(description: string, output: string, evidence?: Evidence): Heuristic {
+    if (evidence !== undefined) return { score: evidence.score, reasoning: `Evidence ${fmt(evidence.score)}: ${evidence.reasoning}` }
     // The plan steps in focus: the current one and the next (agents often move on early).
     const focus = this.planStems.slice(this.currentStep, this.currentStep + 2)
     const a = keywordAlignment(this.goalStems, focus, stemSet(`${description}\n${output}`))
@@ -226,19 +238,23 @@ export class GoalTracker {
       notes.push(loop.loop.note)
     }
     const aligned = isAligned(alignment)
-    // A repeat of an already seen state is not new work: it never advances the plan.
-    const advances = loop.progressed === true || (aligned && seen === 1)
+    const ev = loop.evidence
+    // A repeat of an already seen state is not new work: it never advances the plan. Read for
+    // evidence, only real evidence is progress, and only evidence for the plan step advances it.
+    // A completed todo item is progress; a todo plan moves only when the list does (followTodos).
+    const advances = loop.progressed === true || ((ev === undefined ? aligned : ev.progress && aligned) && seen === 1)
+    const advancesPlan = advances && !this.todoPlan && loop.progressed !== true && (ev === undefined || ev.plan)
     const before = { drift: this.drift, progress: this.progress }
     this.drift = updateDrift(this.drift, alignment)
     if (advances) {
-      // A todo plan has moved already (followTodos), or moves only when the list does.
-      if (!this.todoPlan && this.currentStep < this.plan.length) {
+      if (advancesPlan && this.currentStep < this.plan.length) {
         this.progress = Math.min(1, this.progress + 1 / this.plan.length)
         this.currentStep++
         this.stepsCompleted++
       }
       this.stallTurns = 0
-    } else {
+    } else if (ev?.neutral !== true) {
+      // Housekeeping and test runs say nothing either way: on them the stall counter stays.
       this.stallTurns++
       if (aligned) notes.push('repeated step: no progress')
     }

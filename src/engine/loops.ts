@@ -5,16 +5,17 @@
  * over the whole session); this detector keeps a window of recent steps for the others and for
  * naming the steps a `repeat` involved.
  */
+import { maskVolatile } from './output-mask.js'
 import { stateHash } from './step-alignment.js'
 
-export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call'] as const
+export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call', 'same_result', 'error_cascade'] as const
 export type LoopKind = (typeof LOOP_KINDS)[number]
 
 /**
  * repeat: the seed's 3; error_repeat 3, monologue 3 and alternation over 6 from OpenHands;
- * same_call 5 from Gemini CLI.
+ * same_call 5 from Gemini CLI; same_result 3.
  */
-export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = { repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5 }
+export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = { repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5, same_result: 3, error_cascade: 5 }
 
 /**
  * Kinds on unless a session lists its own: the ones that only look at the optional `tool` and
@@ -23,7 +24,7 @@ export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = { rep
 export const DEFAULT_LOOP_KINDS: readonly LoopKind[] = ['repeat', 'error_repeat', 'same_call']
 
 /** Least threshold per kind: fewer is not a repetition (an alternation needs two rounds of A/B). */
-export const MIN_LOOP_THRESHOLD: Readonly<Record<LoopKind, number>> = { repeat: 2, error_repeat: 2, alternation: 4, monologue: 2, same_call: 2 }
+export const MIN_LOOP_THRESHOLD: Readonly<Record<LoopKind, number>> = { repeat: 2, error_repeat: 2, alternation: 4, monologue: 2, same_call: 2, same_result: 2, error_cascade: 3 }
 export const MAX_LOOP_THRESHOLD = 100
 
 export function isLoopKind(x: unknown): x is LoopKind {
@@ -76,13 +77,15 @@ interface Entry {
   action: string
   /** The observation: the whole normalized output. */
   obs: string
+  /** The output with its volatile parts masked (output-mask.ts), hashed; '' when not read. */
+  result: string
   tool: boolean
   error: boolean
   label: string
 }
 
-/** An entry as stored: a tuple, as the window is in every snapshot (flags: 1 tool, 2 error). */
-type EntryJSON = [step: number, state: string, action: string, obs: string, flags: number, label: string]
+/** An entry as stored: a tuple, as the window is in every snapshot (flags: 1 tool, 2 error); `result` absent before same_result. */
+type EntryJSON = [step: number, state: string, action: string, obs: string, flags: number, label: string, result?: string]
 
 export interface LoopDetectorJSON {
   window: EntryJSON[]
@@ -164,7 +167,16 @@ export function loopAdvice(kind: LoopKind, subject: string, count: number, steps
       return `You sent the same message ${count} times in a row with nothing happening between (${at}): act on it (call a tool) or ask something different.`
     case 'same_call':
       return `"${subject}" was called ${count} times in a row with the same arguments (${at}): its answer will not change; use it or call something else.`
+    case 'error_cascade':
+      return `The last ${count} tool calls all failed (${at}), the latest "${subject}": stop and read the errors; something they share (the environment, a path, a wrong assumption) needs fixing first.`
+    case 'same_result':
+      return `"${subject}" gave the same result ${count} times (${at}): what you changed between the runs did not change it; read the result and try something else.`
   }
+}
+
+/** Kinds that compare a call's (masked) result. */
+function readsResults(s: LoopSettings): boolean {
+  return s.kinds.has('same_result') || s.kinds.has('error_repeat')
 }
 
 export class LoopDetector {
@@ -190,6 +202,7 @@ export class LoopDetector {
       action: call === undefined ? `m:${textKey(description)}` : `t:${textKey(call)}`,
       // Only alternation compares outputs exactly: the others need not hash a long output.
       obs: settings.kinds.has('alternation') ? textKey(output) : '',
+      result: tool !== undefined && readsResults(settings) ? textKey(maskVolatile(output)) : '',
       tool: tool !== undefined,
       error: signals.error === true,
       label: label(call ?? description),
@@ -200,6 +213,8 @@ export class LoopDetector {
     const on = (k: LoopKind) => settings.kinds.has(k)
     return (
       (on('error_repeat') ? this.errorRepeat(settings.thresholds.error_repeat) : null) ??
+      (on('same_result') ? this.sameResult(settings.thresholds.same_result) : null) ??
+      (on('error_cascade') ? this.errorCascade(settings.thresholds.error_cascade) : null) ??
       (on('same_call') ? this.sameCall(settings.thresholds.same_call) : null) ??
       (on('alternation') ? this.alternation(settings.thresholds.alternation) : null) ??
       (on('monologue') ? this.monologue(settings.thresholds.monologue) : null)
@@ -264,7 +279,8 @@ export class LoopDetector {
   private errorRepeat(n: number): LoopFinding | null {
     const last = this.window.at(-1)!
     if (!last.error) return null
-    const run = this.run((e) => e.error, (e) => e.action !== last.action)
+    // Reading the result: the same call failing another way (another error) is not the same loop.
+    const run = this.run((e) => e.error && e.result === last.result, (e) => e.action !== last.action)
     return run.length >= n ? this.finding('error_repeat', run) : null
   }
 
@@ -274,6 +290,28 @@ export class LoopDetector {
     if (!last.tool) return null
     const run = this.run((e) => e.action === last.action, (e) => !e.tool)
     return run.length >= n ? this.finding('same_call', run) : null
+  }
+
+  /**
+   * The same call answered by the same result (volatile parts masked) n times: other steps between
+   * do not break the run (an agent editing between two runs of the tests that fail alike), a
+   * different result of that call does (polling whose answer moves, a file read after a change).
+   */
+  private sameResult(n: number): LoopFinding | null {
+    const last = this.window.at(-1)!
+    if (!last.tool || last.result === '') return null
+    const run = this.run((e) => e.result === last.result, (e) => e.action !== last.action)
+    return run.length >= n ? this.finding('same_result', run) : null
+  }
+
+  /**
+   * n tool calls in a row failed, not all the same call (that is error_repeat): the agent keeps
+   * trying different things that all fail. Messages between do not break the run.
+   */
+  private errorCascade(n: number): LoopFinding | null {
+    const run = this.run((e) => e.error, (e) => !e.tool)
+    if (run.length < n || run.every((e) => e.action === run[0]!.action)) return null
+    return this.finding('error_cascade', run)
   }
 
   /** OpenHands: over the last n steps, A/B/A/B…: every step equals (action and observation) the one two back, and A ≠ B. */
@@ -298,12 +336,14 @@ export class LoopDetector {
   }
 
   toJSON(): LoopDetectorJSON {
-    return { window: this.window.map((e) => [e.step, e.state, e.action, e.obs, (e.tool ? 1 : 0) | (e.error ? 2 : 0), e.label]) }
+    return { window: this.window.map((e) => [e.step, e.state, e.action, e.obs, (e.tool ? 1 : 0) | (e.error ? 2 : 0), e.label, e.result]) }
   }
 
   static fromJSON(json: LoopDetectorJSON | undefined): LoopDetector {
     const d = new LoopDetector()
-    d.window = (json?.window ?? []).map(([step, state, action, obs, flags, label]) => ({ step, state, action, obs, tool: (flags & 1) !== 0, error: (flags & 2) !== 0, label }))
+    d.window = (json?.window ?? []).map(([step, state, action, obs, flags, label, result]) => ({
+      step, state, action, obs, tool: (flags & 1) !== 0, error: (flags & 2) !== 0, label, result: result ?? '',
+    }))
     return d
   }
 }

@@ -98,8 +98,10 @@ export class SessionDetection {
         drift: state.drift_score,
         stall_turns: state.stall_turns,
         alignment: verification.alignment_score,
-        advanced: verification.aligned && state.stall_turns === 0,
+        // Read for evidence, only the plan moving ends a loop: work between two runs of a loop is part of it.
+        advanced: this.settings.evidence ? verification.progress_delta > 0 : verification.aligned && state.stall_turns === 0,
         runaway: spent.report.runaway,
+        drift_abort: this.settings.drift_abort,
       })
       out.recommended_action = v.action
       if (v.note !== undefined) notes.push(v.note)

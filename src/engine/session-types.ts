@@ -10,6 +10,7 @@ import type { LoopKind } from './loops.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type { AgentTurnJSON, StopOutcome } from './agent-turn.js'
 import type { TodoListJSON } from './todo-tools.js'
+import type { StepReaderJSON } from './step-evidence.js'
 
 export interface RecitationContext {
   plan_tasks?: PlanTask[]
@@ -84,6 +85,8 @@ export interface GoalSessionJSON {
   turn?: AgentTurnJSON
   /** The agent's todo list (todo-tools.ts); absent in older snapshots. */
   todos?: TodoListJSON
+  /** Files the session changed, on sessions that read steps for evidence (absent before them). */
+  reader?: StepReaderJSON
 }
 
 export interface GoalSessionOptions {

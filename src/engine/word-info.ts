@@ -17,17 +17,31 @@ const WEIGHT_POWER = 0.3
 
 let ranks: Map<string, number> | undefined
 let unknownWeight = 0
+let gramsBuilt = false
 
-function wordRanks(): Map<string, number> {
+/** The rank list alone (the verdict's word specificity reads it without the n-gram table). */
+function rankMap(): Map<string, number> {
   if (ranks === undefined) {
     const text = readFileSync(new URL('../../resources/word-ranks.txt', import.meta.url), 'utf8')
-    const words = text.split('\n').filter((w) => w.length > 0)
-    ranks = new Map(words.map((w, i) => [w, i]))
+    ranks = new Map(text.split('\n').filter((w) => w.length > 0).map((w, i) => [w, i]))
     // Unlisted words are rarer than anything listed; the GloVe vocabulary itself holds 400k.
-    unknownWeight = rankWeight(4 * words.length) ** WEIGHT_POWER
-    buildGramWeights(words, 4 * words.length)
+    unknownWeight = rankWeight(4 * ranks.size) ** WEIGHT_POWER
   }
   return ranks
+}
+
+function wordRanks(): Map<string, number> {
+  const r = rankMap()
+  if (!gramsBuilt) {
+    buildGramWeights([...r.keys()], 4 * r.size)
+    gramsBuilt = true
+  }
+  return r
+}
+
+/** A lowercase word's general-corpus frequency rank (0: the most frequent), undefined when unlisted. */
+export function wordRank(word: string): number | undefined {
+  return rankMap().get(word)
 }
 
 function weightOfRank(rank: number | undefined): number {

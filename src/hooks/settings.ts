@@ -3,6 +3,7 @@
  * `session_defaults` and `hooks`), and the query string a hook URL may override them with.
  */
 import { Type, type Static } from 'typebox'
+import { HOOK_LOOP_KINDS } from '../engine/detection-config.js'
 import type { SessionConfigInput } from '../engine/session-config.js'
 
 export const HookSettings = Type.Object(
@@ -24,11 +25,11 @@ export const HookSettingsUpdate = Type.Partial(HookSettings, { additionalPropert
 export const DEFAULT_HOOK_SETTINGS: Readonly<HookSettings> = { max_stop_blocks: 3, tool_output: 'store' }
 
 /**
- * What a hook session gets before the agent's `session_defaults`: graduated escalation (a loop
- * is first told what to change; `abort` only for what outlasts a `replan`) and reminders that are
- * not repeated while unchanged.
+ * What a hook session gets before the agent's `session_defaults` (on top of a new session's
+ * defaults): the loop kinds for steps that are tool calls (detection-config.ts) and reminders that
+ * are not repeated while unchanged.
  */
-export const HOOK_SESSION_CONFIG: Readonly<SessionConfigInput> = { escalation: 'graduated', skip_unchanged: true }
+export const HOOK_SESSION_CONFIG: Readonly<SessionConfigInput> = { loop_kinds: [...HOOK_LOOP_KINDS], skip_unchanged: true }
 
 /** `?…` on a hook URL: a few session config fields and hook settings, per URL. */
 export const HookQuery = Type.Object({

@@ -229,11 +229,36 @@ function nulPath(value: unknown, path: string): string | undefined {
   return undefined
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Top-level body fields whose NUL characters become U+FFFD instead of a 400: what a tool
+     * printed or was called with is recorded as it came (a binary file's bytes in an output).
+     */
+    nulReplaced?: readonly string[]
+  }
+}
+
+/** `value` with every U+0000 in its strings replaced by U+FFFD (the same value when it has none). */
+function replaceNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value
+  if (Array.isArray(value)) return value.map(replaceNul)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceNul(v)]))
+}
+
 /**
  * A NUL character in a JSON object body or a query string is a 400 on every route: PostgreSQL's
- * text cannot hold one, and both databases answer alike.
+ * text cannot hold one, and both databases answer alike. The fields a route lists in
+ * `nulReplaced` are mended instead.
  */
 export const rejectNul: preValidationHookHandler = (request, _reply, done) => {
-  const at = nulPath(request.query, 'querystring') ?? nulPath(request.body, 'body')
+  const body = request.body
+  const mend = request.routeOptions.config.nulReplaced
+  if (mend !== undefined && typeof body === 'object' && body !== null) {
+    const fields = body as Record<string, unknown>
+    for (const f of mend) if (f in fields) fields[f] = replaceNul(fields[f])
+  }
+  const at = nulPath(request.query, 'querystring') ?? nulPath(body, 'body')
   done(at === undefined ? undefined : invalidField(at, 'must not contain the NUL character (U+0000)'))
 }

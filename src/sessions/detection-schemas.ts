@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
+import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
@@ -10,8 +11,10 @@ import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 export const LoopKind = Type.Enum([...LOOP_KINDS], {
   type: 'string',
   description:
-    'repeat: the same step and result (the seed\'s state hash); error_repeat: the same action failing; alternation: A/B/A/B… over the ' +
-    'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back.',
+    'repeat: the same step and result (the seed\'s state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +
+    'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; ' +
+    'same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; ' +
+    'error_cascade: tool calls failing in a row across different calls.',
 })
 
 const thresholds = Object.fromEntries(
@@ -36,7 +39,7 @@ export const DetectionConfigInput = {
     Type.Array(LoopKind, {
       maxItems: LOOP_KINDS.length,
       uniqueItems: true,
-      description: `Loop kinds checked (default ${DEFAULT_LOOP_KINDS.join(', ')}: the ones that only read the optional step fields, so text-only steps get the seed's answers).`,
+      description: `Loop kinds checked. A new session gets ${NEW_SESSION_DETECTION.loop_kinds!.join(', ')} (stored in its config); a session stored without the field checks ${DEFAULT_LOOP_KINDS.join(', ')}.`,
     }),
   ),
   loop_thresholds: Type.Optional(Type.Object(thresholds, { additionalProperties: false, description: 'Per kind: repeats (alternation: steps) that make a loop.' })),
@@ -46,9 +49,20 @@ export const DetectionConfigInput = {
   escalation: Type.Optional(
     Type.Enum(['seed', 'graduated'], {
       type: 'string',
-      description: 'seed (default): the seed\'s action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.',
+      description:
+        'graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most ' +
+        '(unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed\'s action table.',
     }),
   ),
+  alignment: Type.Optional(
+    Type.Enum([...ALIGNMENT_MODES], {
+      type: 'string',
+      description:
+        'evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; ' +
+        'housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed\'s keyword overlap.',
+    }),
+  ),
+  drift_abort: Type.Optional(Type.Boolean({ description: 'Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most).' })),
   skip_unchanged: Type.Optional(Type.Boolean({ description: 'Hold back a goal reminder or recitation identical to the last one injected (default false).' })),
   resend_unchanged_after: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` }),
@@ -63,6 +77,8 @@ export const DetectionConfig = {
   loop_thresholds: Type.Optional(Type.Object(Object.fromEntries(LOOP_KINDS.map((k) => [k, Type.Optional(Type.Integer())])))),
   loop_exempt_tools: Type.Optional(Type.Array(Type.String())),
   escalation: Type.Optional(Type.Enum(['seed', 'graduated'], { type: 'string' })),
+  alignment: Type.Optional(Type.Enum([...ALIGNMENT_MODES], { type: 'string' })),
+  drift_abort: Type.Optional(Type.Boolean()),
   skip_unchanged: Type.Optional(Type.Boolean()),
   resend_unchanged_after: Type.Optional(Type.Integer()),
   budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),

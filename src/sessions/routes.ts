@@ -142,7 +142,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions/:id/steps',
     {
-      config: { auth: 'agent', idempotent: true },
+      config: { auth: 'agent', idempotent: true, nulReplaced: ['description', 'output', 'tool'] },
       schema: {
         operationId: 'recordStep',
         tags,

@@ -1,3 +1,4 @@
+import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
@@ -8,6 +9,11 @@ import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSi
 const Unit = (description?: string) => Type.Number({ minimum: 0, maximum: 1, ...(description ? { description } : {}) })
 const Count = (max = 1_000_000) => Type.Integer({ minimum: 0, maximum: max })
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max })
+/**
+ * A goal is often an issue text or a user's first prompt, a step's description a model's whole
+ * thought: real coding-agent runs carry goals up to 8,000 characters and thoughts up to 13,500.
+ */
+const ACTION_MAX = 50_000
 
 export const SessionParams = Type.Object({ id: Id('ses') })
 
@@ -113,7 +119,7 @@ export const SessionList = ListOf(Session, { title: 'SessionList' })
 // set drift_threshold 1 and max_tokens 1, which flags every step as drift and recites "**").
 export const CreateSessionBody = Body(
   {
-    goal: Text(4000),
+    goal: Text(GOAL_TEXT_MAX),
     plan: Type.Optional(PlanSteps),
     config: Type.Optional(SessionConfigInput),
     metadata: Type.Optional(Metadata),
@@ -145,7 +151,7 @@ export const SessionListQuery = Type.Object({
 })
 
 export const SetGoalBody = Body(
-  { goal: Text(4000) },
+  { goal: Text(GOAL_TEXT_MAX) },
   { examples: [{ goal: `${EXAMPLE_GOAL}, and return 429 with a Retry-After header beyond that` }] },
 )
 export const SetPlanBody = Body({ steps: PlanSteps }, { examples: [{ steps: [...EXAMPLE_PLAN, 'Document the limit in the API reference'] }] })
@@ -193,7 +199,7 @@ export const DriftCheck = Type.Object(
   { title: 'DriftCheck' },
 )
 export const StepBody = Body(
-  { description: Text(10_000), output: Type.Optional(Type.String({ maxLength: 200_000 })), ...StepSignalsInput },
+  { description: Text(ACTION_MAX), output: Type.Optional(Type.String({ maxLength: 200_000 })), ...StepSignalsInput },
   {
     examples: [
       {
@@ -222,7 +228,7 @@ export const StepLogEntry = Type.Object(
 export const StepList = ListOf(StepLogEntry, { title: 'StepList' })
 
 export const DriftCheckBody = Body(
-  { action: Text(10_000), step_number: Type.Optional(Count(1_000_000_000)) },
+  { action: Text(ACTION_MAX), step_number: Type.Optional(Count(1_000_000_000)) },
   { examples: [{ action: 'Add a token-bucket rate limiter keyed by API key to the search API middleware' }] },
 )
 export const DriftTrend = Type.Object(

@@ -67,11 +67,11 @@ describe('goalkeeperAgents in a Runner loop', () => {
     expect(tripped).toBeInstanceOf(ToolInputGuardrailTripwireTriggered)
     expect((tripped as ToolInputGuardrailTripwireTriggered).result.output.outputInfo).toMatchObject({ session_id: session.id, verdict: { recommended_action: 'replan' } })
     await gk.guard.settled()
-    expect(gk.guard.verdicts.map((v) => v.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'adjust', 'replan'])
-    // The sixth tool call was refused before it ran: five steps recorded, six model calls.
-    expect(model.requests).toHaveLength(6)
+    expect(gk.guard.verdicts.map((v) => v.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'adjust', 'adjust', 'replan'])
+    // The seventh tool call was refused before it ran: six steps recorded, seven model calls.
+    expect(model.requests).toHaveLength(7)
     const log = await client.sessions.steps(session.id)
-    expect(log.items).toHaveLength(5)
+    expect(log.items).toHaveLength(6)
     expect(log.items[0]).toMatchObject({
       description: 'work({"action":"design the user schema"})',
       output: 'done: design the user schema',
@@ -79,14 +79,15 @@ describe('goalkeeperAgents in a Runner loop', () => {
     })
     // Guidance: the recitation every second model call, the goal reminder after the first drift.
     const texts = model.requests.map(systemTexts)
-    expect(texts.map((t) => t.some((x) => x.startsWith('[Current Status - Iteration')))).toEqual([true, false, true, false, true, false])
-    expect(texts.map((t) => t.some((x) => x.startsWith(`[GOAL: ${GOAL}]`)))).toEqual([false, false, false, true, true, true])
+    expect(texts.map((t) => t.some((x) => x.startsWith('[Current Status - Iteration')))).toEqual([true, false, true, false, true, false, true])
+    expect(texts.map((t) => t.some((x) => x.startsWith(`[GOAL: ${GOAL}]`)))).toEqual([false, false, false, true, true, true, true])
   })
 
   it('trips on abort (the default), and the output guardrail refuses a final answer after it', async () => {
     const { client } = await liveServer({ env: judgeEnv(judge) })
     const session = await client.sessions.create({ goal: GOAL, plan: PLAN, config: { llm_verify: true } })
-    const model = new ScriptedModel(['design the user schema', 'order a pizza for the user', null])
+    // One pizza order after another: a loop that goes on past its replans.
+    const model = new ScriptedModel(['design the user schema', ...Array<string>(6).fill('order a pizza for the user'), null])
     const gk = goalkeeperAgents({ client, sessionId: session.id })
     const agent = new Agent({ name: 'builder', instructions: 'Build the API.', model, tools: gk.guardTools([work]), outputGuardrails: [gk.outputGuardrail] })
     const runner = gk.attach(new Runner({ tracingDisabled: true }))
@@ -94,7 +95,7 @@ describe('goalkeeperAgents in a Runner loop', () => {
     const err = await runner.run(agent, 'Start on the user management API.', gk.runOptions).catch((e: unknown) => e)
 
     expect(err).toBeInstanceOf(OutputGuardrailTripwireTriggered)
-    expect(gk.guard.verdicts.map((v) => v.verification.recommended_action)).toEqual(['continue', 'abort'])
+    expect(gk.guard.verdicts.map((v) => v.verification.recommended_action)).toEqual(['continue', 'adjust', 'adjust', 'adjust', 'replan', 'replan', 'abort'])
     gk.detach(runner)
   })
 

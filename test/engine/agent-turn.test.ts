@@ -14,10 +14,10 @@ describe('later prompts join the goal', () => {
     expect(two).toBe('Fix the login bug\n\nThen: Also add a test for it')
     expect(t.join(two!, 'Also add a test for it')).toBeNull()
     let goal = two!
-    for (let i = 0; i < 10; i++) goal = t.join(goal, `Step ${i}: ${'more detail '.repeat(80)}`) ?? goal
+    for (let i = 0; i < 30; i++) goal = t.join(goal, `Step ${i}: ${'more detail '.repeat(80)}`) ?? goal
     expect(goal.length).toBeLessThanOrEqual(GOAL_TEXT_MAX)
     expect(goal.startsWith('Fix the login bug\n\nThen: Step ')).toBe(true)
-    expect(goal).toContain('Step 9:')
+    expect(goal).toContain('Step 29:')
   })
 
   it('keeps progress, counters and pitfalls, and scores a step about the new request as on-goal', () => {

@@ -8,20 +8,34 @@ const FAIL_TEXT = 'book_reservation business round trip San Francisco'
 
 function actions(config: Record<string, unknown>, n: number, signals: StepSignals = fail, text = FAIL_TEXT): string[] {
   const s = new GoalSession({ goal: GOAL, config }, { clock })
-  return Array.from({ length: n }, (_, i) => s.step(text, `Error: payment does not add up (${i})`, undefined, signals).verification.recommended_action)
+  return Array.from({ length: n }, () => s.step(text, 'Error: payment does not add up', undefined, signals).verification.recommended_action)
 }
 
 describe('graduated escalation', () => {
-  it('a loop answers adjust with a sentence, then replan while it continues, then abort', () => {
+  it('a loop answers adjust with a sentence, then replan twice while it continues, then abort', () => {
     const s = new GoalSession({ goal: GOAL, config: { escalation: 'graduated' } }, { clock })
-    const results = Array.from({ length: 5 }, (_, i) => s.step(FAIL_TEXT, `Error ${i}`, undefined, fail))
-    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'replan', 'abort'])
+    const results = Array.from({ length: 6 }, () => s.step(FAIL_TEXT, 'Error', undefined, fail))
+    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'replan', 'replan', 'abort'])
     expect(results[2]!.verification.reasoning).toContain(results[2]!.verification.loop!.advice)
     expect(results[2]!.verification.loop!.advice).toMatch(/^"book_reservation\(\{"flight":"HAT001"\}\)" failed 3 times in a row \(steps 1, 2, 3\)/)
   })
 
-  it('the seed table stays the default: the loop answers replan at once and never abort', () => {
-    expect(actions({}, 5)).toEqual(['continue', 'continue', 'replan', 'replan', 'replan'])
+  it('new sessions escalate gradually and store it; the seed table is one config value away: the loop answers replan at once and never abort', () => {
+    expect(actions({}, 6)).toEqual(['continue', 'continue', 'adjust', 'replan', 'replan', 'abort'])
+    expect(new GoalSession({ goal: GOAL }).config).toMatchObject({ escalation: 'graduated', alignment: 'evidence' })
+    expect(actions({ escalation: 'seed' }, 6)).toEqual(['continue', 'continue', 'replan', 'replan', 'replan', 'replan'])
+  })
+
+  it('a session stored without the new fields keeps the seed table and keyword alignment when loaded', () => {
+    const s = new GoalSession({ goal: GOAL, config: { escalation: 'seed', alignment: 'keywords' } }, { clock })
+    const json = s.toJSON()
+    delete json.config.escalation
+    delete json.config.alignment
+    delete json.config.loop_kinds
+    const old = GoalSession.fromJSON(json, { clock })
+    expect(old.config.escalation).toBeUndefined()
+    const a = Array.from({ length: 5 }, () => old.step(FAIL_TEXT, 'Error', undefined, fail).verification.recommended_action)
+    expect(a).toEqual(['continue', 'continue', 'replan', 'replan', 'replan'])
   })
 
   it('a new loop after moving on starts again at adjust; loop/reset clears the ladder', () => {
@@ -32,27 +46,31 @@ describe('graduated escalation', () => {
     s.resetLoop()
     expect([step(fail), step(fail), step(fail)]).toEqual(['continue', 'continue', 'adjust'])
     // Another call's loop well after the first one's last step.
-    for (let i = 0; i < 3; i++) s.step('search flights to San Francisco business', `found ${i}`, undefined, {})
-    expect([step(other, 'E1'), step(other, 'E2'), step(other, 'E3')]).toEqual(['continue', 'continue', 'adjust'])
+    for (let i = 0; i < 3; i++) s.step('search flights to San Francisco business', `found ${i}`, undefined, { tool: { name: 'search_flights', args: { to: 'SFO', page: i } } })
+    expect([step(other, 'E'), step(other, 'E'), step(other, 'E')]).toEqual(['continue', 'continue', 'adjust'])
   })
 
-  it('sustained drift: replan, and abort only after DRIFT_GRACE_STEPS more steps still critical', () => {
+  it('sustained drift: replan, never abort unless the session asks (drift_abort), then after DRIFT_GRACE_STEPS more steps still critical', () => {
     const off = Array.from({ length: 10 }, (_, i) => `watch football highlights part ${i}`)
-    const seed = new GoalSession({ goal: GOAL }, { clock })
-    const grad = new GoalSession({ goal: GOAL, config: { escalation: 'graduated' } }, { clock })
+    const seed = new GoalSession({ goal: GOAL, config: { escalation: 'seed', alignment: 'keywords' } }, { clock })
+    const grad = new GoalSession({ goal: GOAL, config: { escalation: 'graduated', drift_abort: true } }, { clock })
+    const plain = new GoalSession({ goal: GOAL }, { clock })
     const a = off.map((d) => seed.step(d).verification.recommended_action)
     const b = off.map((d) => grad.step(d).verification.recommended_action)
+    const c = off.map((d) => plain.step(d).verification.recommended_action)
     const firstReplan = a.indexOf('replan')
     expect(a.slice(firstReplan).every((x) => x === 'replan')).toBe(true)
     expect(b.indexOf('replan')).toBe(firstReplan)
     expect(b.indexOf('abort')).toBe(firstReplan + DRIFT_GRACE_STEPS)
+    expect(c.indexOf('replan')).toBe(firstReplan)
+    expect(c).not.toContain('abort')
     // Before drift builds up, the seed's "abort when alignment < 0.3" is an adjust.
     expect(a.slice(0, firstReplan)).not.toContain('abort')
   })
 
   it('low alignment alone answers adjust, never abort', () => {
     const ladder = new EscalationLadder()
-    expect(ladder.decide({ step_number: 1, loop: null, drift: 0.1, stall_turns: 0, alignment: 0.15, advanced: false, runaway: false }).action).toBe('adjust')
+    expect(ladder.decide({ step_number: 1, loop: null, drift: 0.1, stall_turns: 0, alignment: 0.15, advanced: false, runaway: false, drift_abort: false }).action).toBe('adjust')
   })
 })
 

@@ -16,25 +16,27 @@ function run(config: Record<string, unknown>, steps: Step[]) {
 const firstLoop = (results: ReturnType<typeof run>, kind: string) => results.findIndex((r) => r.verification.loop?.kind === kind)
 
 const ALL = { loop_kinds: ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call'] }
+/** The seed's answers: its action table and keyword alignment. */
+const SEED = { escalation: 'seed', alignment: 'keywords' } as const
 
 describe('loop kinds', () => {
   it('repeat: the seed rule, the same step state the 3rd time, with the steps involved', () => {
-    const r = run({}, [{ d: 'search flights', o: 'none' }, { d: 'think' }, { d: 'search flights', o: 'none' }, { d: 'search flights', o: 'none' }])
+    const r = run(SEED, [{ d: 'search flights', o: 'none' }, { d: 'think' }, { d: 'search flights', o: 'none' }, { d: 'search flights', o: 'none' }])
     expect(firstLoop(r, 'repeat')).toBe(3)
     expect(r[3]!.verification.loop).toMatchObject({ kind: 'repeat', steps: [1, 3, 4], count: 3 })
     expect(r[3]!.verification.recommended_action).toBe('replan')
   })
 
-  it('error_repeat: the same call failing 3 times, other steps between allowed, caught on the 3rd failure', () => {
-    const fail = call('book_reservation', { flight: 'HAT001', paid: 1625 }, 'Error: payment amount does not add up', { error: true })
-    const steps = [fail, call('think', { thought: 'hmm' }), { ...fail, o: 'Error: payment amount does not add up (2)' }, call('think', { thought: 'again' }), fail]
+  it('error_repeat: the same call failing the same way 3 times, other steps between allowed, caught on the 3rd failure', () => {
+    const fail = call('book_reservation', { flight: 'HAT001', paid: 1625 }, 'Error: payment amount does not add up (request 2026-11-22T09:00:01Z)', { error: true })
+    const steps = [fail, call('think', { thought: 'hmm' }), { ...fail, o: 'Error: payment amount does not add up (request 2026-11-22T09:00:07Z)' }, call('think', { thought: 'again' }), fail]
     const r = run({}, steps)
     expect(firstLoop(r, 'error_repeat')).toBe(4)
     expect(r[4]!.verification.loop!.steps).toEqual([1, 3, 5])
     expect(r[4]!.verification.loop!.advice).toMatch(/failed 3 times/)
-    // A success of that call between failures breaks the run.
-    const broken = run({}, [fail, fail, { ...fail, error: false, o: 'booked' }, fail])
-    expect(firstLoop(broken, 'error_repeat')).toBe(-1)
+    // A success of that call between failures breaks the run; so does a failure of another kind (the result moved).
+    expect(firstLoop(run({}, [fail, fail, { ...fail, error: false, o: 'booked' }, fail]), 'error_repeat')).toBe(-1)
+    expect(firstLoop(run({}, [fail, fail, { ...fail, o: 'Error: flight HAT001 is full' }, fail]), 'error_repeat')).toBe(-1)
   })
 
   it('same_call: the same tool and arguments 5 times whatever came back, argument order ignored', () => {
@@ -46,6 +48,44 @@ describe('loop kinds', () => {
     // Different arguments are different calls.
     const other = run({}, [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', { id: `X${i}` }, 'same')))
     expect(firstLoop(other, 'same_call')).toBe(-1)
+  })
+
+  it('same_result: the same call with the same result (volatile parts masked) 3 times, edits between allowed', () => {
+    const test = (o: string) => call('Bash', { command: 'python -m pytest tests/test_qdp.py' }, o)
+    const edit = (i: number) => call('Edit', { file_path: 'qdp.py', old_string: `v${i}`, new_string: `v${i + 1}` })
+    const failing = (t: string, pid: number) => `1 failed, 4 passed in ${t}s (pid ${pid}, /tmp/pytest-of-root/pytest-${pid}/t0)`
+    const steps = [test(failing('0.42', 311)), edit(1), test(failing('0.39', 377)), edit(2), test(failing('1.07', 402))]
+    const r = run({}, steps)
+    expect(r.slice(0, 4).every((x) => x.verification.loop === undefined)).toBe(true)
+    expect(r[4]!.verification.loop).toMatchObject({ kind: 'same_result', steps: [1, 3, 5], count: 3 })
+    expect(r[4]!.verification.loop!.advice).toMatch(/same result 3 times/)
+    // Near misses: the result moves (polling a build, a fix that changes the failure), or only twice alike.
+    const moving = run({}, [test('3 failed'), edit(1), test('2 failed'), edit(2), test('2 failed'), edit(3), test('1 failed')])
+    expect(firstLoop(moving, 'same_result')).toBe(-1)
+    expect(firstLoop(run({}, steps.slice(0, 4)), 'same_result')).toBe(-1)
+    // Off unless listed (a session that lists its kinds).
+    expect(firstLoop(run({ loop_kinds: ['repeat'] }, steps), 'same_result')).toBe(-1)
+  })
+
+  it('polling: the same call whose output changes is not a loop until the output stops changing', () => {
+    const poll = (o: string) => call('get_job_status', { job: 7 }, o)
+    const r = run({ loop_kinds: ['same_result'] }, [poll('running 10%'), poll('running 40%'), poll('running 80%'), poll('done at 2026-11-22 09:00:01'), poll('done at 2026-11-22 09:00:05'), poll('done at 2026-11-22 09:00:09')])
+    expect(r.slice(0, 5).every((x) => x.verification.loop === undefined)).toBe(true)
+    expect(r[5]!.verification.loop).toMatchObject({ kind: 'same_result', steps: [4, 5, 6] })
+  })
+
+  it('error_cascade: 5 failed calls in a row across different calls; 4, or one call failing, is not one', () => {
+    const failing = (i: number) => call('Bash', { command: `mvn -q test -Dcase=${i}` }, `bash: mvn: command not found (${i})`, { error: true })
+    const r = run({}, [0, 1, 2, 3, 4].map(failing))
+    expect(r.slice(0, 4).every((x) => x.verification.loop === undefined)).toBe(true)
+    expect(r[4]!.verification.loop).toMatchObject({ kind: 'error_cascade', steps: [1, 2, 3, 4, 5], count: 5 })
+    // A success in between breaks it; messages between do not.
+    expect(firstLoop(run({}, [failing(0), failing(1), call('ls', {}), failing(2), failing(3), failing(4)]), 'error_cascade')).toBe(-1)
+    expect(firstLoop(run({}, [failing(0), failing(1), { d: 'hmm' }, failing(2), failing(3), failing(4)]), 'error_cascade')).toBe(5)
+    // The same call failing alike is error_repeat's, not a cascade.
+    const same = call('Bash', { command: 'cd fastjson/' }, '/bin/bash: line 13008: cd: fastjson/: No such file or directory', { error: true })
+    const alike = run({}, [0, 1, 2, 3, 4].map((i) => ({ ...same, o: `/bin/bash: line ${13008 + 15 * i}: cd: fastjson/: No such file or directory` })))
+    expect(alike.map((x) => x.verification.loop?.kind ?? null)).toEqual([null, null, 'error_repeat', 'error_repeat', 'error_repeat'])
   })
 
   it('alternation: A/B/A/B/A/B over 6 steps, only when the kind is on', () => {
@@ -98,9 +138,9 @@ describe('loop kinds', () => {
     expect(r.every((x) => !x.state.loop_detected && x.verification.loop === undefined)).toBe(true)
   })
 
-  it('text-only steps get the seed answers with the default config (no new field but the loop named)', () => {
+  it("text-only steps get the seed's answers with the seed's table and keyword alignment (no new field but the loop named)", () => {
     const texts = ['design the booking flow', 'browse cat pictures', 'browse cat pictures', 'browse cat pictures', 'book flight']
-    const plain = new GoalSession({ goal: GOAL }, { clock })
+    const plain = new GoalSession({ goal: GOAL, config: SEED }, { clock })
     const results = texts.map((d) => plain.step(d))
     expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'adjust', 'adjust', 'replan', 'replan'])
     expect(results.map((r) => Object.keys(r.verification).sort().join())).toEqual([
@@ -126,6 +166,8 @@ describe('loop kinds', () => {
       [{ loop_thresholds: { alternation: 3 } }, 'loop_thresholds/alternation'],
       [{ budget: { tokens: -1 } }, 'budget/tokens'],
       [{ escalation: 'gentle' }, 'escalation'],
+      [{ alignment: 'vibes' }, 'alignment'],
+      [{ loop_thresholds: { error_cascade: 2 } }, 'loop_thresholds/error_cascade'],
     ]
     for (const [config, field] of bad) expect(() => new GoalSession({ goal: GOAL, config }), field).toThrow(expect.objectContaining({ field }))
   })

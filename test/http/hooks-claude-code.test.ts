@@ -106,7 +106,8 @@ describe('Claude Code hooks', () => {
     for (let i = 0; i < 4; i++) actions.push((await send(failed('cc-3', 'Bash', check, 'src/a.ts(1,1): error TS2304'))).hookSpecificOutput?.additionalContext?.match(/, (\w+)\):/)?.[1])
     expect(actions).toEqual([undefined, undefined, 'adjust', 'replan'])
     expect((await send(pre('cc-3', 'Bash', check))).hookSpecificOutput!.permissionDecisionReason).toContain('repeats a loop you were already told to replan')
-    // The agent runs it anyway (another route, a permission prompt): abort, and then nothing runs.
+    // The agent runs it anyway (another route, a permission prompt): replan once more, then abort, and then nothing runs.
+    expect((await send(failed('cc-3', 'Bash', check, 'src/a.ts(1,1): error TS2304'))).hookSpecificOutput!.additionalContext).toContain(', replan): ')
     expect((await send(failed('cc-3', 'Bash', check, 'src/a.ts(1,1): error TS2304'))).hookSpecificOutput!.additionalContext).toContain(', abort): ')
     expect((await send(pre('cc-3', 'Read', { file_path: 'src/a.ts' }))).hookSpecificOutput!.permissionDecisionReason).toContain('answered "abort"')
     // Until the user speaks.

@@ -47,6 +47,19 @@ describe('loops, escalation and budgets over HTTP', () => {
     }
   })
 
+  it('accepts real traces as they come: an issue text of 8,000 characters as the goal and a 13,500-character thought', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const goal = `Fix the mask propagation in NDData arithmetic. ${'Traceback line from the report. '.repeat(250)}`.slice(0, 8000)
+    const id = await createSession(t, a, { goal })
+    const thought = 'Let me look at how _arithmetic_mask handles an operand without a mask. '.repeat(190)
+    expect(thought.length).toBeGreaterThan(13_000)
+    const res = await step(t, a, id, { description: thought, output: 'ok', tool: { name: 'Read', args: { file_path: 'astropy/nddata/mixins/ndarithmetic.py' } } })
+    expect(res.statusCode).toBe(201)
+    const tooLong = await step(t, a, id, { description: 'x'.repeat(50_001) })
+    expect(tooLong.json().errors.map((e: { path: string }) => e.path)).toContain('body/description')
+  })
+
   it('stores the detection config as given and keeps the step fields in the step log', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
@@ -63,22 +76,23 @@ describe('loops, escalation and budgets over HTTP', () => {
     expect(Object.keys(log.items[1])).not.toContain('error')
   })
 
-  it('graduated: adjust, replan, abort on a continuing loop; loop_detected names the kind; budget_exceeded once', async () => {
+  it('graduated: adjust, replan twice, abort on a continuing loop; loop_detected names the kind; budget_exceeded once', async () => {
     const t = await buildTestApp({ env: { GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' } })
     const a = await t.createAgent()
     await subscribeToEvents(t.db, a.id)
     const id = await createSession(t, a, { goal: GOAL, plan: PLAN, config: { escalation: 'graduated', budget: { tokens: 1000 } } })
     const results = []
-    for (let i = 0; i < 5; i++) results.push((await step(t, a, id, { ...failing, output: `${failing.output} (${i})`, tokens: 100 })).json())
-    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'replan', 'abort'])
+    // The same error each time, but for its request's timestamp (masked).
+    for (let i = 0; i < 6; i++) results.push((await step(t, a, id, { ...failing, output: `${failing.output} (at 2026-11-22T09:00:0${i}Z)`, tokens: 100 })).json())
+    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'replan', 'replan', 'abort'])
     expect(results[2].verification.loop).toMatchObject({ kind: 'error_repeat', steps: [1, 2, 3], count: 3 })
-    const over = (await step(t, a, id, { description: 'design user schema', tokens: 600 })).json()
+    const over = (await step(t, a, id, { description: 'design user schema', tokens: 500 })).json()
     expect(over.verification).toMatchObject({ recommended_action: 'abort', spend: { tokens: 1100, budget_fraction: 1.1 } })
     await step(t, a, id, { description: 'design user schema again', tokens: 1 })
     const events = (await t.db.all("SELECT event_type, payload FROM webhook_messages WHERE event_type IN ('session.loop_detected', 'session.budget_exceeded') ORDER BY id")) as { event_type: string; payload: string }[]
     expect(events.map((e) => e.event_type)).toEqual(['session.loop_detected', 'session.budget_exceeded'])
     expect(JSON.parse(events[0]!.payload).data).toMatchObject({ session_id: id, step_number: 3, kind: 'error_repeat', steps: [1, 2, 3] })
-    expect(JSON.parse(events[1]!.payload).data).toMatchObject({ session_id: id, step_number: 6, tokens: 1100, budget_fraction: 1.1, reason: 'budget spent: 1100 of 1000 tokens' })
+    expect(JSON.parse(events[1]!.payload).data).toMatchObject({ session_id: id, step_number: 7, tokens: 1100, budget_fraction: 1.1, reason: 'budget spent: 1100 of 1000 tokens' })
     const hook = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: a.headers, payload: { url: 'http://127.0.0.1:9/h', event_types: ['session.budget_exceeded'] } })
     expect(hook.statusCode).toBe(201)
   })

@@ -39,7 +39,7 @@ it('a session continues exactly after a restart on the same database', async () 
 
   expect(resumed.statusCode).toBe(201)
   expect(resumed.json()).toEqual(expected.json())
-  expect(resumed.json().verification.recommended_action).toBe('replan')
+  expect(resumed.json().verification.recommended_action).toBe('adjust')
   expect(resumedSummary).toEqual(expectedSummary)
 })
 

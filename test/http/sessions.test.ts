@@ -23,6 +23,9 @@ describe('sessions lifecycle', () => {
       drift_warning_threshold: 0.3,
       recitation: { frequency: 5, sources: ['goal', 'plan', 'todo'], max_tokens: 500 },
       llm_verify: false,
+      escalation: 'graduated',
+      alignment: 'evidence',
+      loop_kinds: ['repeat', 'error_repeat', 'same_call', 'same_result', 'error_cascade'],
     })
     expect(s.state).toMatchObject({ original_goal: GOAL, current_step: 0, total_steps_planned: 3, progress: 0, drift_score: 0, loop_detected: false })
     expect(s.state.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
@@ -160,7 +163,8 @@ describe('step verdicts', () => {
       results.push(res.json())
     }
     expect(results.map((r) => r.step_number)).toEqual([1, 2, 3, 4, 5, 6])
-    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'adjust', 'replan', 'replan'])
+    // Graduated: the loop's first detection answers adjust, the drift past 0.6 replan.
+    expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'adjust', 'adjust', 'replan'])
     expect(results.map((r) => r.verification.aligned)).toEqual([true, true, false, false, false, false])
     expect(results[4].state.loop_detected).toBe(true)
     expect(results[4].verification.reasoning).toContain('loop')
@@ -200,7 +204,8 @@ describe('step verdicts', () => {
 
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
     expect(metrics).toMatch(/goalkeeper_step_verdicts_total\{action="continue"\} 2/)
-    expect(metrics).toMatch(/goalkeeper_step_verdicts_total\{action="replan"\} 2/)
+    expect(metrics).toMatch(/goalkeeper_step_verdicts_total\{action="replan"\} 1/)
+    expect(metrics).toMatch(/goalkeeper_step_verdicts_total\{action="adjust"\} 3/)
     expect(metrics).toMatch(/goalkeeper_drift_events_total\{severity="critical"\} \d+/)
   })
 

@@ -209,4 +209,18 @@ describe('NUL characters', () => {
     expect(query.json().errors).toEqual([expect.objectContaining({ path: 'querystring/q' })])
     expect(await t.db.get('SELECT count(*) AS n FROM webhooks')).toEqual({ n: 0 })
   })
+
+  it("in a step's description, output or tool call become U+FFFD: a tool that printed a binary file's bytes is recorded as it came", async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const created = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: 'Fix the fixture loader' } })
+    const url = `/v1/sessions/${created.json().id}/steps`
+    const payload = { description: 'cat the \u0000fixture', output: 'PK\u0003\u0004\u0000\u0000', tool: { name: 'Bash', args: { command: "printf '\u0000'" } } }
+    const res = await t.app.inject({ method: 'POST', url, headers: a.headers, payload })
+    expect(res.statusCode).toBe(201)
+    const log = (await t.app.inject({ url, headers: a.headers })).json().items[0]
+    expect(log).toMatchObject({ description: 'cat the \uFFFDfixture', output: 'PK\u0003\u0004\uFFFD\uFFFD', tool: { args: { command: "printf '\uFFFD'" } } })
+    const other = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: 'a\u0000b' } })
+    expect(other.json().errors).toEqual([expect.objectContaining({ path: 'body/goal' })])
+  })
 })

@@ -1234,17 +1234,22 @@ export interface operations {
                                 };
                                 llm_verify: boolean;
                                 loop_detection?: boolean;
-                                loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                                loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                                 loop_thresholds?: {
                                     repeat?: number;
                                     error_repeat?: number;
                                     alternation?: number;
                                     monologue?: number;
                                     same_call?: number;
+                                    same_result?: number;
+                                    error_cascade?: number;
                                 };
                                 loop_exempt_tools?: string[];
                                 /** @enum {string} */
                                 escalation?: "seed" | "graduated";
+                                /** @enum {string} */
+                                alignment?: "keywords" | "evidence";
+                                drift_abort?: boolean;
                                 skip_unchanged?: boolean;
                                 resend_unchanged_after?: number;
                                 budget?: {
@@ -1355,8 +1360,8 @@ export interface operations {
                         llm_verify?: boolean;
                         /** @description false turns every loop kind off (default true). */
                         loop_detection?: boolean;
-                        /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                         /** @description Per kind: repeats (alternation: steps) that make a loop. */
                         loop_thresholds?: {
                             /** @description Default 3. */
@@ -1369,14 +1374,25 @@ export interface operations {
                             monologue?: number;
                             /** @description Default 5. */
                             same_call?: number;
+                            /** @description Default 3. */
+                            same_result?: number;
+                            /** @description Default 5. */
+                            error_cascade?: number;
                         };
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                          * @enum {string}
                          */
                         escalation?: "seed" | "graduated";
+                        /**
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @enum {string}
+                         */
+                        alignment?: "keywords" | "evidence";
+                        /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                        drift_abort?: boolean;
                         /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -1430,17 +1446,22 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
                                 alternation?: number;
                                 monologue?: number;
                                 same_call?: number;
+                                same_result?: number;
+                                error_cascade?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
                             escalation?: "seed" | "graduated";
+                            /** @enum {string} */
+                            alignment?: "keywords" | "evidence";
+                            drift_abort?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -1552,17 +1573,22 @@ export interface operations {
                                     };
                                     llm_verify: boolean;
                                     loop_detection?: boolean;
-                                    loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                                    loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                                     loop_thresholds?: {
                                         repeat?: number;
                                         error_repeat?: number;
                                         alternation?: number;
                                         monologue?: number;
                                         same_call?: number;
+                                        same_result?: number;
+                                        error_cascade?: number;
                                     };
                                     loop_exempt_tools?: string[];
                                     /** @enum {string} */
                                     escalation?: "seed" | "graduated";
+                                    /** @enum {string} */
+                                    alignment?: "keywords" | "evidence";
+                                    drift_abort?: boolean;
                                     skip_unchanged?: boolean;
                                     resend_unchanged_after?: number;
                                     budget?: {
@@ -1676,17 +1702,22 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
                                 alternation?: number;
                                 monologue?: number;
                                 same_call?: number;
+                                same_result?: number;
+                                error_cascade?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
                             escalation?: "seed" | "graduated";
+                            /** @enum {string} */
+                            alignment?: "keywords" | "evidence";
+                            drift_abort?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -1848,17 +1879,22 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
                                 alternation?: number;
                                 monologue?: number;
                                 same_call?: number;
+                                same_result?: number;
+                                error_cascade?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
                             escalation?: "seed" | "graduated";
+                            /** @enum {string} */
+                            alignment?: "keywords" | "evidence";
+                            drift_abort?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -1974,17 +2010,22 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
                                 alternation?: number;
                                 monologue?: number;
                                 same_call?: number;
+                                same_result?: number;
+                                error_cascade?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
                             escalation?: "seed" | "graduated";
+                            /** @enum {string} */
+                            alignment?: "keywords" | "evidence";
+                            drift_abort?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -2105,17 +2146,22 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
                                 alternation?: number;
                                 monologue?: number;
                                 same_call?: number;
+                                same_result?: number;
+                                error_cascade?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
                             escalation?: "seed" | "graduated";
+                            /** @enum {string} */
+                            alignment?: "keywords" | "evidence";
+                            drift_abort?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -2293,10 +2339,10 @@ export interface operations {
                                  */
                                 loop?: {
                                     /**
-                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back.
+                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
                                      * @enum {string}
                                      */
-                                    kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call";
+                                    kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
                                     /** @description Step numbers involved, oldest first. */
                                     steps: number[];
                                     count: number;
@@ -2439,10 +2485,10 @@ export interface operations {
                              */
                             loop?: {
                                 /**
-                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back.
+                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
                                  * @enum {string}
                                  */
-                                kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call";
+                                kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
                                 /** @description Step numbers involved, oldest first. */
                                 steps: number[];
                                 count: number;

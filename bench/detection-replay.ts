@@ -1,0 +1,107 @@
+/**
+ * Replays runs through the HTTP API (app.inject on an in-memory SQLite database), one session per
+ * run, and records what each verdict said: the first step told `replan` and `abort`, the loops
+ * flagged by kind, stalls and runaways.
+ */
+import { loadConfig } from '../src/config.js'
+import { openDb } from '../src/db/client.js'
+import { runMigrations } from '../src/db/migrate.js'
+import { cachedTokenCount } from '../src/engine/token-fit.js'
+import { buildApp } from '../src/http/app.js'
+import type { Ending, Run, RunStep } from './detection-data.js'
+
+export interface Setting {
+  name: string
+  /** Send the optional step fields (tool, error, tokens); false: description and output only. */
+  fields: boolean
+  /** As a coding agent's hook would: the description is the call itself (a hook does not see the model's text). */
+  calls?: boolean
+  config: Record<string, unknown>
+}
+
+interface Verdict {
+  verification: { recommended_action: string; loop?: { kind: string; steps: number[] }; spend?: { runaway: boolean } }
+  state: { stall_turns: number }
+}
+
+/** What one run's verdicts said. Step numbers count from 1; null: never. */
+export interface RunResult {
+  id: string
+  ending: Ending
+  steps: number
+  firstReplan: number | null
+  firstAbort: number | null
+  /** Loops flagged, by kind, with the step: a finding that does not continue the last one of its kind (their steps do not overlap). */
+  loops: { kind: string; step: number }[]
+  stalls: number
+  runaways: number
+  actions: Record<string, number>
+  /** Requests refused (4xx), with the step number and status: real traces should all be accepted. */
+  refused: string[]
+}
+
+export interface Replayer {
+  replay(run: Run): Promise<RunResult>
+  close(): Promise<void>
+}
+
+function stepPayload(step: RunStep, s: Setting): Record<string, unknown> {
+  const description = s.calls === true && step.tool !== null ? `${step.tool.name} ${JSON.stringify(step.tool.args)}` : step.description
+  const payload: Record<string, unknown> = { description, output: step.output }
+  if (s.fields) {
+    if (step.tool !== null) payload.tool = step.tool
+    payload.error = step.error
+    payload.tokens = cachedTokenCount(`${step.description}\n${step.output}`)
+  }
+  return payload
+}
+
+export async function replayer(s: Setting): Promise<Replayer> {
+  const handle = openDb(':memory:')
+  runMigrations(handle)
+  const app = await buildApp({ config: loadConfig({ GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0', GOALKEEPER_DB: ':memory:' }), handle, logger: false })
+  const { api_key } = await app.services.agents.create('bench')
+  const headers = { authorization: `Bearer ${api_key}` }
+
+  async function replay(run: Run): Promise<RunResult> {
+    const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, runaways: 0, actions: {}, refused: [] }
+    const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: run.goal, config: s.config } })
+    if (created.statusCode !== 201) {
+      r.refused.push(`create: ${created.statusCode} ${created.body.slice(0, 200)}`)
+      return r
+    }
+    const id = created.json<{ id: string }>().id
+    let stall = 0
+    const spans = new Map<string, number>()
+    for (const step of run.steps) {
+      const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload: stepPayload(step, s) })
+      if (res.statusCode !== 201) {
+        r.refused.push(`step ${r.steps + 1}: ${res.statusCode} ${res.body.slice(0, 200)}`)
+        continue
+      }
+      const v = res.json<Verdict>()
+      const n = ++r.steps
+      const action = v.verification.recommended_action
+      r.actions[action] = (r.actions[action] ?? 0) + 1
+      if (action === 'replan') r.firstReplan ??= n
+      if (action === 'abort') r.firstAbort ??= n
+      const loop = v.verification.loop
+      if (loop !== undefined) {
+        if ((loop.steps[0] ?? n) > (spans.get(loop.kind) ?? 0)) r.loops.push({ kind: loop.kind, step: n })
+        spans.set(loop.kind, n)
+      }
+      if (v.state.stall_turns >= 5 && stall < 5) r.stalls++
+      stall = v.state.stall_turns
+      if (v.verification.spend?.runaway === true) r.runaways++
+    }
+    return r
+  }
+
+  return {
+    replay,
+    async close() {
+      await app.close()
+      handle.close()
+    },
+  }
+}
