@@ -4224,11 +4224,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080. */
+                    /** @description More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080. */
                     minutes?: number;
                     /**
                      * Format: date-time
-                     * @description ISO-8601 date-time with Z or an offset.
+                     * @description ISO-8601 date-time with Z or an offset, after now; clamped like `minutes`.
                      */
                     until?: string;
                 };
