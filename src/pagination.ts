@@ -15,9 +15,7 @@ export function pageOf<T>(rows: T[], limit: number, cursorOf: (row: T) => string
   return { items, next_cursor: String(cursorOf(items[items.length - 1]!)) }
 }
 
-/** A list's integer cursor (step number, event sequence) from its decimal string; past the end when malformed. */
+/** A list's integer cursor (step number, event sequence) from its decimal string, which NumberCursor (src/schemas.ts) bounded. */
 export function intCursor(cursor: string | undefined): number {
-  if (cursor === undefined) return 0
-  const n = Number(cursor)
-  return Number.isSafeInteger(n) && n >= 0 ? n : Number.MAX_SAFE_INTEGER
+  return cursor === undefined ? 0 : Number(cursor)
 }

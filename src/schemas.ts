@@ -79,13 +79,35 @@ export const PageLimit = Defaulted(Type.Integer({ minimum: 1, maximum: 200, defa
  */
 export const IdCursor = (prefix: IdPrefix) =>
   Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
-/** The cursor of a list keyed by a number (step number, event sequence). */
-export const NumberCursor = Type.String({ pattern: '^[0-9]{1,15}$', description: "The previous page's next_cursor (a number)." })
+/**
+ * A pattern for the decimal integers 0..max, no leading zeros: a number cursor stays a string (as
+ * next_cursor is) yet has a range, so a cursor past its column's type is a 400, not a database
+ * error (2147483648 against PostgreSQL's integer step_number was a 500).
+ */
+export function decimalUpTo(max: number): string {
+  const top = String(max)
+  const n = top.length
+  // Shorter numbers, then those of max's length: its first i digits, a smaller digit, any digits.
+  const alternatives = n > 1 ? ['0', `[1-9][0-9]{0,${n - 2}}`] : []
+  for (let i = 0; i < n; i++) {
+    const low = i === 0 && n > 1 ? 1 : 0
+    const digit = Number(top[i])
+    if (digit > low) alternatives.push(`${top.slice(0, i)}[${low}-${digit - 1}]${i < n - 1 ? `[0-9]{${n - i - 1}}` : ''}`)
+  }
+  return `^(?:${[...alternatives, top].join('|')})$`
+}
+
+/** The largest number cursor of a list keyed by a PostgreSQL `integer` (a step number). */
+export const INT4_MAX = 2_147_483_647
+
+/** The cursor of a list keyed by a number (step number, event sequence), at most `max`. */
+export const NumberCursor = (max: number) =>
+  Type.String({ pattern: decimalUpTo(max), description: `The previous page's next_cursor (a number, 0–${max}).` })
 
 /** `?limit=&cursor=` of a list of `prefix` ids; the cursor is the last id of the previous page. */
 export const PaginationQuery = (prefix: IdPrefix) => Type.Object({ limit: PageLimit, cursor: Type.Optional(IdCursor(prefix)) })
-/** `?limit=&cursor=` of a list keyed by a number. */
-export const NumberedPageQuery = Type.Object({ limit: PageLimit, cursor: Type.Optional(NumberCursor) })
+/** `?limit=&cursor=` of a list keyed by a number of at most `max`. */
+export const NumberedPageQuery = (max: number) => Type.Object({ limit: PageLimit, cursor: Type.Optional(NumberCursor(max)) })
 
 /** The list envelope `{ items, next_cursor }`. */
 export function ListOf<T extends TSchema>(item: T, options: { $id?: string; title?: string } = {}) {

@@ -2182,7 +2182,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's next_cursor (a number). */
+                /** @description The previous page's next_cursor (a number, 0–2147483647). */
                 cursor?: string;
             };
             header?: never;
@@ -2603,7 +2603,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's next_cursor (a number). */
+                /** @description The previous page's next_cursor (a number, 0–9007199254740991). */
                 cursor?: string;
             };
             header?: never;
