@@ -218,22 +218,45 @@ function unique(issues: AjvIssue[]): AjvIssue[] {
   })
 }
 
-/** The path of the first string in `value` holding U+0000 (`body/description`), if any. */
-function nulPath(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const [k, v] of Object.entries(value)) {
-    const found = nulPath(v, `${path}/${k}`)
-    if (found !== undefined) return found
+/** Why `text` cannot be stored alike on both databases, if it cannot. */
+function textFlaw(text: string): string | undefined {
+  // PostgreSQL's text cannot hold NUL; half a surrogate pair is no UTF-8, and its JSON parser
+  // refuses one (a stored row with one broke every later read of it).
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)'
+  if (!text.isWellFormed()) return 'must not contain a lone surrogate (half of a UTF-16 pair)'
+  return undefined
+}
+
+/**
+ * The first string, value or key, in `value` that textFlaw refuses, with its path
+ * (`body/metadata/note`). Iterative: the body parser bounds the depth, and no stack is spent here.
+ */
+export function textFlawIn(value: unknown, part: string): { path: string; message: string } | undefined {
+  const stack: [unknown, string][] = [[value, part]]
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!
+    if (typeof v === 'string') {
+      const flaw = textFlaw(v)
+      if (flaw !== undefined) return { path, message: flaw }
+    } else if (typeof v === 'object' && v !== null) {
+      const entries = Object.entries(v)
+      // Pushed last first, so the first flaw in document order is the one reported.
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, x] = entries[i]!
+        const flaw = textFlaw(k)
+        if (flaw !== undefined) return { path: `${path}/${k}`, message: `key ${flaw}` }
+        stack.push([x, `${path}/${k}`])
+      }
+    }
   }
   return undefined
 }
 
 /**
- * A NUL character in a JSON object body or a query string is a 400 on every route: PostgreSQL's
- * text cannot hold one, and both databases answer alike.
+ * Text in a JSON object body or a query string that a database cannot store alike (a NUL, a lone
+ * surrogate) is a 400 naming the field on every route, before anything reads it.
  */
-export const rejectNul: preValidationHookHandler = (request, _reply, done) => {
-  const at = nulPath(request.query, 'querystring') ?? nulPath(request.body, 'body')
-  done(at === undefined ? undefined : invalidField(at, 'must not contain the NUL character (U+0000)'))
+export const rejectUnstorableText: preValidationHookHandler = (request, _reply, done) => {
+  const flaw = textFlawIn(request.query, 'querystring') ?? textFlawIn(request.body, 'body')
+  done(flaw === undefined ? undefined : invalidField(flaw.path, flaw.message))
 }
