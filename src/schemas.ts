@@ -63,6 +63,26 @@ export function Defaulted<T extends TSchema>(schema: T): T {
   return Type.Optional(schema) as unknown as T
 }
 
+/** Bounds of a free-form JSON value a client stores: its JSON text's UTF-8 bytes, its keys at every level, its depth. */
+export interface JsonLimits {
+  bytes: number
+  keys: number
+  depth: number
+}
+
+/** The keyword carrying a schema's JsonLimits; validation.ts teaches it to ajv. */
+export const JSON_LIMITS_KEYWORD = 'x-json-limits'
+
+/**
+ * A free-form JSON object a client stores and reads back, within `limits` (a 400 naming the field
+ * past any of them): unbounded, 60,000 keys in one 880 KB body took ~8 MB of heap per request.
+ */
+export const JsonObjectInput = (limits: JsonLimits, description: string) =>
+  Type.Record(Type.String(), Type.Unknown(), {
+    description: `${description} At most ${limits.bytes / 1024} KB of JSON, ${limits.keys} keys counting nested ones, ${limits.depth} levels deep.`,
+    [JSON_LIMITS_KEYWORD]: limits,
+  })
+
 /** An id with its type prefix, e.g. `Id('agt')`. */
 export const Id = (prefix: string) =>
   Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]+$`, maxLength: 64, examples: [`${prefix}_0mhx3k2c8Yy6a4pQ1rT9sWb2`] })

@@ -3,6 +3,7 @@ import type { Ajv } from 'ajv'
 import type { FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { parseInstant } from '../engine/clock.js'
 import { invalidField } from '../errors.js'
+import { JSON_LIMITS_KEYWORD, type JsonLimits } from '../schemas.js'
 
 /** The most field errors one 400 reports, so a huge bad body cannot amplify into a huge reply. */
 export const MAX_FIELD_ERRORS = 20
@@ -38,6 +39,46 @@ export const STRING_AJV_OPTIONS = { ...SHARED, coerceTypes: 'array', allErrors: 
  */
 function instantFormat(ajv: Ajv): void {
   ajv.addFormat('date-time', { type: 'string', validate: (value: string) => parseInstant(value) !== undefined })
+}
+
+/**
+ * What `value` breaks of `limits`, if anything: its depth and keys (at every level) counted
+ * without recursion, stopping at the first limit passed, then the bytes of its JSON text (safe to
+ * serialise once the depth is known).
+ */
+export function jsonLimitBreach(value: unknown, limits: JsonLimits): string | undefined {
+  const stack: [unknown, number][] = [[value, 1]]
+  let keys = 0
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!
+    if (typeof v !== 'object' || v === null) continue
+    if (depth > limits.depth) return `must not nest more than ${limits.depth} levels deep`
+    const children = Array.isArray(v) ? v : Object.values(v)
+    if (!Array.isArray(v) && (keys += children.length) > limits.keys) return `must not have more than ${limits.keys} keys, counting nested ones`
+    for (const c of children) stack.push([c, depth + 1])
+  }
+  if (Buffer.byteLength(JSON.stringify(value)) > limits.bytes) return `must not be more than ${limits.bytes} bytes of JSON`
+  return undefined
+}
+
+/** The `x-json-limits` keyword of JsonObjectInput (src/schemas.ts): a value past its limits fails at its own path. */
+function jsonLimitsKeyword(ajv: Ajv): void {
+  ajv.addKeyword({
+    keyword: JSON_LIMITS_KEYWORD,
+    schemaType: 'object',
+    errors: true,
+    validate: function check(limits: JsonLimits, data: unknown) {
+      const message = jsonLimitBreach(data, limits)
+      ;(check as { errors?: unknown[] }).errors = message === undefined ? [] : [{ keyword: JSON_LIMITS_KEYWORD, message, params: { limits } }]
+      return message === undefined
+    },
+  })
+}
+
+/** What every ajv instance here knows besides the standard: instants and JSON limits. */
+function extendAjv(ajv: Ajv): void {
+  instantFormat(ajv)
+  jsonLimitsKeyword(ajv)
 }
 
 type RouteSchema = Parameters<FastifySchemaCompiler<unknown>>[0]
@@ -116,9 +157,9 @@ export function validatorFactory(): ValidatorFactory {
   // The pools' declared return type is ajv's compile(schema); at run time it takes Fastify's
   // route definition, hence the casts.
   const factory = (externalSchemas: Record<string, never>) => {
-    const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
-    const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
-    const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
+    const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
+    const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
+    const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
     // Non-body parts keep ajv's `schemaEnv` through finiteOnly: Fastify passes a parent to
     // functions carrying it, so ajv can coerce a root value.
     return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : finiteOnly(other(route)))

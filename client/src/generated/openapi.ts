@@ -1335,7 +1335,7 @@ export interface operations {
                             cost_usd?: number;
                         };
                     };
-                    /** @description Free-form JSON object, returned as given. */
+                    /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -1748,7 +1748,7 @@ export interface operations {
                  */
                 "application/json": {
                     status?: "active" | "archived";
-                    /** @description Free-form JSON object, returned as given. */
+                    /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -2337,7 +2337,7 @@ export interface operations {
                     /** @description The tool call this step made: `same_call`, `error_repeat` and the exemptions read it. */
                     tool?: {
                         name: string;
-                        /** @description The call's arguments, a JSON object. */
+                        /** @description The call's arguments, a JSON object. At most 64 KB of JSON, 1000 keys counting nested ones, 16 levels deep. */
                         args: {
                             [key: string]: unknown;
                         };

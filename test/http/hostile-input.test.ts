@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { codePointEnd, cutText } from '../../src/engine/text.js'
 import { MAX_BODY_DEPTH, nestsDeeper } from '../../src/json-body.js'
+import { TOOL_ARGS_LIMITS } from '../../src/sessions/detection-schemas.js'
+import { METADATA_LIMITS } from '../../src/sessions/schemas.js'
 import { buildTestApp, subscribeToEvents } from '../helpers.js'
 import { createSession, GOAL, PLAN, postStep } from './sessions-fixtures.js'
 
@@ -100,5 +102,45 @@ describe('a body nested past the depth limit is a 400, before anything walks it'
     })
     expect(mcp.statusCode).toBe(400)
     expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 })
+  })
+})
+
+describe('a stored JSON field has size, key and depth limits', () => {
+  const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))
+  const nested = (depth: number): unknown => (depth === 1 ? { leaf: 1 } : { a: nested(depth - 1) })
+  const sized = (bytes: number) => ({ text: 'x'.repeat(bytes - '{"text":""}'.length) })
+
+  it('metadata and tool args past a limit are a 400 naming the field; at the limit they are stored', async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const id = await createSession(t, a)
+    const post = (url: string, payload: object) => t.app.inject({ method: 'POST', url, headers: a.headers, payload })
+    const step = (args: unknown) => post(`/v1/sessions/${id}/steps`, { description: 'edit the file', tool: { name: 'edit', args } })
+    const cases: [() => Promise<{ statusCode: number; json: () => { errors: unknown } }>, string, RegExp][] = [
+      [() => post('/v1/sessions', { goal: 'g', metadata: keys(METADATA_LIMITS.keys + 1) }), 'body/metadata', /keys/],
+      [() => post('/v1/sessions', { goal: 'g', metadata: { a: keys(300), b: keys(300) } }), 'body/metadata', /keys/],
+      [() => post('/v1/sessions', { goal: 'g', metadata: nested(METADATA_LIMITS.depth + 1) }), 'body/metadata', /levels deep/],
+      [() => post('/v1/sessions', { goal: 'g', metadata: sized(METADATA_LIMITS.bytes + 1) }), 'body/metadata', /bytes/],
+      [() => t.app.inject({ method: 'PATCH', url: `/v1/sessions/${id}`, headers: a.headers, payload: { metadata: keys(60_000) } }), 'body/metadata', /keys/],
+      [() => step(keys(TOOL_ARGS_LIMITS.keys + 1)), 'body/tool/args', /keys/],
+      [() => step(nested(TOOL_ARGS_LIMITS.depth + 1)), 'body/tool/args', /levels deep/],
+      [() => step(sized(TOOL_ARGS_LIMITS.bytes + 1)), 'body/tool/args', /bytes/],
+    ]
+    for (const [send, path, message] of cases) {
+      const res = await send()
+      expect([path, res.statusCode]).toEqual([path, 400])
+      expect(res.json().errors).toEqual([{ path, message: expect.stringMatching(message) }])
+    }
+    expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 })
+    expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 0 })
+    // At every limit at once, stored and read back as given (bytes count UTF-8: 'é' is two).
+    // nested(d) holds d keys, one a level; `deep` is one more.
+    const full = { ...keys(METADATA_LIMITS.keys - METADATA_LIMITS.depth), deep: nested(METADATA_LIMITS.depth - 1) }
+    const atLimit = await post('/v1/sessions', { goal: 'g', metadata: full })
+    expect(atLimit.statusCode, atLimit.body).toBe(201)
+    expect(atLimit.json().metadata).toEqual(full)
+    const twoByte = { text: 'é'.repeat((METADATA_LIMITS.bytes - 11) / 2 + 1) }
+    expect((await post('/v1/sessions', { goal: 'g', metadata: twoByte })).statusCode).toBe(400)
+    expect((await step(sized(TOOL_ARGS_LIMITS.bytes))).statusCode).toBe(201)
   })
 })
