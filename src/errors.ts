@@ -66,3 +66,6 @@ export const unprocessable = (message: string, errors?: FieldError[]) =>
   new AppError(422, 'unprocessable', message, errors ? { errors } : {})
 export const tooMany = (message: string, retryAfterSeconds: number) =>
   new AppError(429, 'too_many_requests', message, { headers: { 'retry-after': String(retryAfterSeconds) } })
+/** A 503 the same request may resolve later: `Retry-After` says when. */
+export const unavailable = (message: string, retryAfterSeconds: number) =>
+  new AppError(503, 'unavailable', message, { headers: { 'retry-after': String(retryAfterSeconds) } })

@@ -9,6 +9,7 @@ import { createServices, type Services } from '../services.js'
 import { auth } from '../agents/auth.js'
 import { idempotency } from '../idempotency/plugin.js'
 import { unitOfWork } from './plugins/unit-of-work.js'
+import { loadShedding, type LoadSheddingOptions } from './plugins/load-shedding.js'
 import { httpMetrics } from './plugins/metrics.js'
 import { notFound } from './plugins/not-found.js'
 import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
@@ -36,6 +37,8 @@ export interface AppDeps {
   metrics?: Metrics
   /** The dashboard bundle's directory (default: dist/webui, where `npm run build` writes it). */
   uiRoot?: string
+  /** When to turn requests away with a 503 (default: near the heap limit). */
+  loadShedding?: LoadSheddingOptions
   /** Close `handle` when the app closes, after every other onClose hook (server.ts sets this). */
   closeHandleOnClose?: boolean
 }
@@ -86,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (schema?.body?.type === 'object' || schema?.querystring !== undefined) route.preValidation = [rejectUnstorableText, ...asArray(route.preValidation)]
   })
   await app.register(requestId)
+  await app.register(loadShedding, deps.loadShedding ?? {})
   await app.register(httpMetrics, { metrics })
   await app.register(auth, { adminToken: deps.config.adminToken, agents: services.agents, publicPluginPrefixes: [DOCS_PREFIX] })
   // One process on SQLite counts in memory; replicas on PostgreSQL share their counts.
