@@ -62,15 +62,33 @@ export async function start(env: Record<string, string | undefined> = process.en
   return app
 }
 
-async function main(): Promise<void> {
+/** A second signal this soon after the first is the same stop, not a demand to force it. */
+const REPEATED_SIGNAL_MS = 1000
+
+/** Runs the server until a signal stops it (scripts/start.mjs, `npm start`, calls this). */
+export async function main(): Promise<void> {
   let app: App | undefined
+  let stoppingSince = 0
   // Installed before start, so a signal during startup also shuts down cleanly.
   // SIGTERM/SIGINT: stop accepting, drain in-flight requests, run onClose hooks, exit 0.
-  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
-    if (err) (app?.log ?? console).error({ err }, 'closing after an error')
-    else app?.log.info({ signal }, 'shutting down')
-    await app?.close()
-  })
+  closeWithGrace(
+    {
+      delay: 10_000,
+      // Ctrl-C under `npm start` arrives twice: from the terminal, and forwarded by npm. A later
+      // second signal forces the exit, as close-with-grace does by default.
+      onSecondSignal: (signal) => {
+        if (Date.now() - stoppingSince < REPEATED_SIGNAL_MS) return
+        process.stderr.write(`second ${signal}, exiting\n`)
+        process.exit(1)
+      },
+    },
+    async ({ err, signal }) => {
+      stoppingSince = Date.now()
+      if (err) (app?.log ?? console).error({ err }, 'closing after an error')
+      else app?.log.info({ signal }, 'shutting down')
+      await app?.close()
+    },
+  )
   try {
     app = await start()
   } catch (err) {
