@@ -46,7 +46,7 @@ function instantFormat(ajv: Ajv): void {
  * without recursion, stopping at the first limit passed, then the bytes of its JSON text (safe to
  * serialise once the depth is known).
  */
-export function jsonLimitBreach(value: unknown, limits: JsonLimits): string | undefined {
+function jsonLimitBreach(value: unknown, limits: JsonLimits): string | undefined {
   const stack: [unknown, number][] = [[value, 1]]
   let keys = 0
   while (stack.length > 0) {
@@ -272,7 +272,7 @@ function textFlaw(text: string): string | undefined {
  * The first string, value or key, in `value` that textFlaw refuses, with its path
  * (`body/metadata/note`). Iterative: the body parser bounds the depth, and no stack is spent here.
  */
-export function textFlawIn(value: unknown, part: string): { path: string; message: string } | undefined {
+function textFlawIn(value: unknown, part: string): { path: string; message: string } | undefined {
   const stack: [unknown, string][] = [[value, part]]
   while (stack.length > 0) {
     const [v, path] = stack.pop()!
