@@ -81,7 +81,8 @@ async function npmStart(): Promise<Started> {
   let output = ''
   npm.stdout!.on('data', (d: Buffer) => (output += d.toString()))
   npm.stderr!.on('data', (d: Buffer) => (output += d.toString()))
-  const exit = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)))
+  // 'close', not 'exit': the last of its output may come after the process has exited.
+  const exit = new Promise<number | null>((resolve) => npm.on('close', (code) => resolve(code)))
   const base = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     if ((await fetch(`${base}/healthz`).catch(() => null))?.ok) break
