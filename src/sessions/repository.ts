@@ -8,6 +8,7 @@
 import type { InferInsertModel, InferSelectModel } from 'drizzle-orm'
 import type { SqlDatabase } from '../db/database.js'
 import type { driftEvents, sessions, steps } from '../db/schema/index.js'
+import { byteBoundedList } from '../pagination.js'
 
 type Db = { dbColumnNames: true }
 export type SessionRow = InferSelectModel<typeof sessions, Db>
@@ -64,6 +65,9 @@ export type AttrsWrite = {
 const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, created_at, updated_at'
 const STEP = `session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
   tool, error, tokens, cost_usd`
+/** The columns that make a row large, which a list page bounds in bytes (pagination.ts). */
+const SESSION_TEXT = ['goal', 'plan', 'config', 'metadata', 'state']
+const STEP_TEXT = ['description', 'output', 'verification', 'drift', 'tool']
 
 /** The statements whose text differs between the dialects (JSON access, row locks). */
 const DIALECT = {
@@ -117,15 +121,15 @@ const SQL = {
   writeAttrs: `UPDATE sessions SET status = @status, metadata = @metadata, version = version + 1, updated_at = @updated_at
     WHERE agent_id = @agent_id AND id = @id`,
   remove: 'DELETE FROM sessions WHERE agent_id = ? AND id = ?',
-  listAll: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?`,
-  listByStatus: `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
+  listAll: byteBoundedList(META, 'FROM sessions WHERE agent_id = ? AND id > ?', 'id', SESSION_TEXT),
+  listByStatus: byteBoundedList(META, 'FROM sessions WHERE agent_id = ? AND status = ? AND id > ?', 'id', SESSION_TEXT),
   // Newest first (the dashboard's list): 'ses_~' sorts after every id (byte order: C collation on PostgreSQL), so no cursor means from the top.
-  listNewest: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-  listNewestByStatus: `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+  listNewest: byteBoundedList(META, 'FROM sessions WHERE agent_id = ? AND id < ?', 'id DESC', SESSION_TEXT),
+  listNewestByStatus: byteBoundedList(META, 'FROM sessions WHERE agent_id = ? AND status = ? AND id < ?', 'id DESC', SESSION_TEXT),
   insertStep: `INSERT INTO steps (${STEP})
     VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version,
       @tool, @error, @tokens, @cost_usd)`,
-  listSteps: `SELECT ${STEP} FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?`,
+  listSteps: byteBoundedList(STEP, 'FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ?', 'step_number', STEP_TEXT),
   insertDriftEvent: `INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
     VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`,
   listDriftEvents: 'SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?',
