@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from './service.js'
-import { NumberedPageQuery, problemResponses } from '../schemas.js'
+import { INT4_MAX, NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   CreateSessionBody,
   Session,
@@ -142,7 +142,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions/:id/steps',
     {
-      config: { auth: 'agent', idempotent: true, nulReplaced: ['description', 'output', 'tool'] },
+      config: { auth: 'agent', idempotent: true, textMended: ['description', 'output', 'tool'] },
       schema: {
         operationId: 'recordStep',
         tags,
@@ -167,7 +167,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         tags,
         summary: 'The step log, oldest first (cursor: the last step_number seen).',
         params: SessionParams,
-        querystring: NumberedPageQuery,
+        querystring: NumberedPageQuery(INT4_MAX),
         response: { 200: StepList, ...problemResponses },
       },
     },
