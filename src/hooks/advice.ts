@@ -1,7 +1,9 @@
 /**
  * What a coding agent's model reads after a tool call whose verdict is not `continue`: one short
  * paragraph saying what goalkeeper saw (the loop and its advice, the drift with the goal restated,
- * the stall, the spend) and what to do. A `continue` says nothing: no tokens spent.
+ * the stall, the spend) and what to do. A `continue` says nothing: no tokens spent; nor does an
+ * `adjust` for one step that scored low and nothing else (a single off-goal-looking call is no
+ * finding, and a model told so after every such call learns to ignore the hook).
  */
 import type { StepResult } from '../engine/goal-session.js'
 import { DRIFT_WARNING, PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
@@ -26,6 +28,9 @@ export function adviceFor(r: StepResult): string | null {
   if (r.state.stall_turns >= PROGRESS_STALL_TURNS) seen.push(`No item of the plan has advanced in ${r.state.stall_turns} steps.`)
   if (v.spend?.budget_fraction !== undefined && v.spend.budget_fraction !== null && v.spend.budget_fraction >= 1) seen.push("The session's budget is spent.")
   else if (v.spend?.runaway === true) seen.push('The last steps spent tokens fast without progress.')
-  if (seen.length === 0) seen.push(`This step scored low against the goal (${v.alignment_score.toFixed(2)}).`)
+  if (seen.length === 0) {
+    if (action === 'adjust') return null
+    seen.push(`This step scored low against the goal (${v.alignment_score.toFixed(2)}).`)
+  }
   return `goalkeeper (step ${r.step_number}, ${action}): ${seen.join(' ')} ${TODO[action]}`
 }
