@@ -41,7 +41,7 @@ describe('text is cut between code points', () => {
   })
 })
 
-describe('a lone surrogate from a client is a 400 naming the field, as a NUL is', () => {
+describe('a lone surrogate from a client is a 400 naming the field, as a NUL is (a step\'s text is mended)', () => {
   it('in a value or a key, in any body, stores nothing', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
@@ -50,8 +50,6 @@ describe('a lone surrogate from a client is a 400 naming the field, as a NUL is'
       ['/v1/sessions', '{"goal":"ship \\ud83d it"}', 'body/goal'],
       ['/v1/sessions', '{"goal":"g","metadata":{"note":"\\ude00"}}', 'body/metadata/note'],
       ['/v1/sessions', '{"goal":"g","metadata":{"a":{"\\ud83dx":1}}}', 'body/metadata/a/\ud83dx'],
-      [`/v1/sessions/${id}/steps`, '{"description":"wrote it \\ud83d"}', 'body/description'],
-      [`/v1/sessions/${id}/steps`, '{"description":"d","tool":{"name":"edit","args":{"path":["\\udfff"]}}}', 'body/tool/args/path/0'],
       ['/v1/reminders', '{"title":"t\\ud800","trigger":{"type":"context","pattern":"deploy"}}', 'body/title'],
     ]
     for (const [url, payload, path] of cases) {
@@ -61,6 +59,14 @@ describe('a lone surrogate from a client is a 400 naming the field, as a NUL is'
     }
     expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 })
     expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 0 })
+    // What a step did or printed is recorded as it came, its broken text mended like a NUL.
+    const step = await t.app.inject({
+      method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'content-type': 'application/json' },
+      payload: '{"description":"wrote it \\ud83d","tool":{"name":"edit","args":{"path":["\\udfff"]}}}',
+    })
+    expect(step.statusCode).toBe(201)
+    const [logged] = (await t.app.inject({ url: `/v1/sessions/${id}/steps`, headers: a.headers })).json().items
+    expect([logged.description, logged.tool.args.path[0]]).toEqual(['wrote it \ufffd', '\ufffd'])
     expect(await t.db.get('SELECT count(*) AS n FROM reminders')).toEqual({ n: 0 })
     // A whole pair is text like any other.
     const ok = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: { ...a.headers, 'content-type': 'application/json' }, payload: '{"goal":"ship \\ud83d\\ude00 it"}' })
@@ -133,6 +139,14 @@ describe('a stored JSON field has size, key and depth limits', () => {
     }
     expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 })
     expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 0 })
+    // What a step did or printed is recorded as it came, its broken text mended like a NUL.
+    const step = await t.app.inject({
+      method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'content-type': 'application/json' },
+      payload: '{"description":"wrote it \\ud83d","tool":{"name":"edit","args":{"path":["\\udfff"]}}}',
+    })
+    expect(step.statusCode).toBe(201)
+    const [logged] = (await t.app.inject({ url: `/v1/sessions/${id}/steps`, headers: a.headers })).json().items
+    expect([logged.description, logged.tool.args.path[0]]).toEqual(['wrote it \ufffd', '\ufffd'])
     // At every limit at once, stored and read back as given (bytes count UTF-8: 'é' is two).
     // nested(d) holds d keys, one a level; `deep` is one more.
     const full = { ...keys(METADATA_LIMITS.keys - METADATA_LIMITS.depth), deep: nested(METADATA_LIMITS.depth - 1) }

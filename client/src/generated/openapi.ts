@@ -4517,8 +4517,8 @@ export interface operations {
                             llm_verify?: boolean;
                             /** @description false turns every loop kind off (default true). */
                             loop_detection?: boolean;
-                            /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             /** @description Per kind: repeats (alternation: steps) that make a loop. */
                             loop_thresholds?: {
                                 /** @description Default 3. */
@@ -4531,14 +4531,25 @@ export interface operations {
                                 monologue?: number;
                                 /** @description Default 5. */
                                 same_call?: number;
+                                /** @description Default 3. */
+                                same_result?: number;
+                                /** @description Default 5. */
+                                error_cascade?: number;
                             };
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                              * @enum {string}
                              */
                             escalation?: "seed" | "graduated";
+                            /**
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @enum {string}
+                             */
+                            alignment?: "keywords" | "evidence";
+                            /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                            drift_abort?: boolean;
                             /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -4631,8 +4642,8 @@ export interface operations {
                         llm_verify?: boolean;
                         /** @description false turns every loop kind off (default true). */
                         loop_detection?: boolean;
-                        /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                         /** @description Per kind: repeats (alternation: steps) that make a loop. */
                         loop_thresholds?: {
                             /** @description Default 3. */
@@ -4645,14 +4656,25 @@ export interface operations {
                             monologue?: number;
                             /** @description Default 5. */
                             same_call?: number;
+                            /** @description Default 3. */
+                            same_result?: number;
+                            /** @description Default 5. */
+                            error_cascade?: number;
                         };
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                          * @enum {string}
                          */
                         escalation?: "seed" | "graduated";
+                        /**
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @enum {string}
+                         */
+                        alignment?: "keywords" | "evidence";
+                        /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                        drift_abort?: boolean;
                         /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -4711,8 +4733,8 @@ export interface operations {
                             llm_verify?: boolean;
                             /** @description false turns every loop kind off (default true). */
                             loop_detection?: boolean;
-                            /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
                             /** @description Per kind: repeats (alternation: steps) that make a loop. */
                             loop_thresholds?: {
                                 /** @description Default 3. */
@@ -4725,14 +4747,25 @@ export interface operations {
                                 monologue?: number;
                                 /** @description Default 5. */
                                 same_call?: number;
+                                /** @description Default 3. */
+                                same_result?: number;
+                                /** @description Default 5. */
+                                error_cascade?: number;
                             };
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                              * @enum {string}
                              */
                             escalation?: "seed" | "graduated";
+                            /**
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @enum {string}
+                             */
+                            alignment?: "keywords" | "evidence";
+                            /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                            drift_abort?: boolean;
                             /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
