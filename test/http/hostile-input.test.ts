@@ -139,14 +139,6 @@ describe('a stored JSON field has size, key and depth limits', () => {
     }
     expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 })
     expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 0 })
-    // What a step did or printed is recorded as it came, its broken text mended like a NUL.
-    const step = await t.app.inject({
-      method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'content-type': 'application/json' },
-      payload: '{"description":"wrote it \\ud83d","tool":{"name":"edit","args":{"path":["\\udfff"]}}}',
-    })
-    expect(step.statusCode).toBe(201)
-    const [logged] = (await t.app.inject({ url: `/v1/sessions/${id}/steps`, headers: a.headers })).json().items
-    expect([logged.description, logged.tool.args.path[0]]).toEqual(['wrote it \ufffd', '\ufffd'])
     // At every limit at once, stored and read back as given (bytes count UTF-8: 'é' is two).
     // nested(d) holds d keys, one a level; `deep` is one more.
     const full = { ...keys(METADATA_LIMITS.keys - METADATA_LIMITS.depth), deep: nested(METADATA_LIMITS.depth - 1) }
