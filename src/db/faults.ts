@@ -1,0 +1,83 @@
+import { AppError } from '../errors.js'
+
+/**
+ * Database failures that are the database's state, not the request's fault, each as the answer a
+ * client can act on: 503 with `Retry-After` while the database is away or too slow, 507 while its
+ * disk is full. The one place such errors are recognised (the error handler asks here), on both
+ * dialects. Anything else stays a 500.
+ */
+
+/** How long a client should wait, in seconds, by cause. */
+const RETRY_AFTER = { unreachable: 5, timeout: 2, busy: 1, full: 60 }
+
+// Node's socket errors and node-postgres's own messages (it gives them no code).
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const LOST = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+]
+/** node-postgres's client-side cut: the server, or the network to it, did not answer in time. */
+const READ_TIMEOUT = 'Query read timeout'
+
+/**
+ * PostgreSQL SQLSTATEs: 08 connection exceptions, 57P01–57P03 a server shutting down, restarting or
+ * still starting, 53300 too many connections, 53200 out of memory, 40001/40P01 a serialization
+ * failure or deadlock (a repeat succeeds).
+ */
+const PG_UNREACHABLE = /^(08...|57P0[123]|53300|53200)$/
+const PG_BUSY = /^(40001|40P01)$/
+/** 57014 query_canceled: the statement timeout; 55P03 lock_not_available: a lock timeout. */
+const PG_TIMEOUT = /^(57014|55P03)$/
+
+const unreachable = () =>
+  new AppError(503, 'database_unavailable', 'The database is unavailable; the request was not completed. Retry shortly.', {
+    headers: { 'retry-after': String(RETRY_AFTER.unreachable) },
+  })
+const timedOut = () =>
+  new AppError(
+    503,
+    'database_timeout',
+    'The database did not answer within the statement timeout (a lock held elsewhere, or a stall); the request was not completed. Retry shortly.',
+    { headers: { 'retry-after': String(RETRY_AFTER.timeout) } },
+  )
+const busy = () =>
+  new AppError(503, 'database_busy', 'The database is busy with a conflicting write; the request was not completed. Retry shortly.', {
+    headers: { 'retry-after': String(RETRY_AFTER.busy) },
+  })
+const full = () =>
+  new AppError(
+    507,
+    'insufficient_storage',
+    "The database's disk is full: nothing was written. Reads still work; writes succeed again once space is freed.",
+    { headers: { 'retry-after': String(RETRY_AFTER.full) } },
+  )
+
+/** The answer for a database failure that is the database's state, or undefined for any other error. */
+export function databaseFault(err: unknown): AppError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined
+  const { code, message } = err as { code?: unknown; message?: unknown }
+  if (typeof code === 'string') {
+    // better-sqlite3: SQLITE_FULL (ENOSPC on the file or its WAL), extended codes such as SQLITE_BUSY_SNAPSHOT.
+    if (code === 'SQLITE_FULL' || code === '53100') return full()
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || PG_BUSY.test(code)) return busy()
+    if (code.startsWith('SQLITE_IOERR') || PG_UNREACHABLE.test(code) || SOCKET_CODES.has(code)) return unreachable()
+    if (PG_TIMEOUT.test(code)) return timedOut()
+  }
+  if (typeof message !== 'string') return undefined
+  if (message === READ_TIMEOUT) return timedOut()
+  if (LOST.some((m) => message.startsWith(m))) return unreachable()
+  return undefined
+}
+
+/**
+ * True when the connection a statement failed on cannot be trusted with another (lost, or cut by the
+ * client while the server may still be running the statement): it is dropped, not rolled back (the
+ * server rolls back the transaction of a connection that ends).
+ */
+export function connectionUnusable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown }
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || /^(08...|57P0[123])$/.test(code))) return true
+  return typeof message === 'string' && (message === READ_TIMEOUT || LOST.some((m) => message.startsWith(m)))
+}
