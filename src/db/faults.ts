@@ -22,11 +22,14 @@ const LOST = [
 const READ_TIMEOUT = 'Query read timeout'
 
 /**
- * PostgreSQL SQLSTATEs: 08 connection exceptions, 57P01–57P03 a server shutting down, restarting or
- * still starting, 53300 too many connections, 53200 out of memory, 40001/40P01 a serialization
- * failure or deadlock (a repeat succeeds).
+ * PostgreSQL SQLSTATEs that end the connection: 08 connection exceptions, 57P01–57P03 a server
+ * shutting down, restarting or still starting, 25P03 a session the server ended for idling inside
+ * its transaction (a stalled client).
  */
-const PG_UNREACHABLE = /^(08...|57P0[123]|53300|53200)$/
+const PG_CONNECTION_ENDED = /^(08...|57P0[123]|25P03)$/
+/** And those of a server that cannot take more now: 53300 too many connections, 53200 out of memory. */
+const PG_OVERLOADED = /^(53300|53200)$/
+/** 40001/40P01: a serialization failure or a deadlock (a repeat succeeds). */
 const PG_BUSY = /^(40001|40P01)$/
 /** 57014 query_canceled: the statement timeout; 55P03 lock_not_available: a lock timeout. */
 const PG_TIMEOUT = /^(57014|55P03)$/
@@ -62,13 +65,17 @@ export function databaseFault(err: unknown): AppError | undefined {
     // better-sqlite3: SQLITE_FULL (ENOSPC on the file or its WAL), extended codes such as SQLITE_BUSY_SNAPSHOT.
     if (code === 'SQLITE_FULL' || code === '53100') return full()
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || PG_BUSY.test(code)) return busy()
-    if (code.startsWith('SQLITE_IOERR') || PG_UNREACHABLE.test(code) || SOCKET_CODES.has(code)) return unreachable()
+    if (code.startsWith('SQLITE_IOERR') || connectionLost(code, message) || PG_OVERLOADED.test(code)) return unreachable()
     if (PG_TIMEOUT.test(code)) return timedOut()
   }
-  if (typeof message !== 'string') return undefined
   if (message === READ_TIMEOUT) return timedOut()
-  if (LOST.some((m) => message.startsWith(m))) return unreachable()
+  if (connectionLost(undefined, message)) return unreachable()
   return undefined
+}
+
+function connectionLost(code: unknown, message: unknown): boolean {
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || PG_CONNECTION_ENDED.test(code))) return true
+  return typeof message === 'string' && LOST.some((m) => message.startsWith(m))
 }
 
 /**
@@ -78,6 +85,5 @@ export function databaseFault(err: unknown): AppError | undefined {
  */
 export function connectionUnusable(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown }
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || /^(08...|57P0[123])$/.test(code))) return true
-  return typeof message === 'string' && (message === READ_TIMEOUT || LOST.some((m) => message.startsWith(m)))
+  return message === READ_TIMEOUT || connectionLost(code, message)
 }
