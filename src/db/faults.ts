@@ -34,28 +34,22 @@ const PG_BUSY = /^(40001|40P01)$/
 /** 57014 query_canceled: the statement timeout; 55P03 lock_not_available: a lock timeout. */
 const PG_TIMEOUT = /^(57014|55P03)$/
 
-const unreachable = () =>
-  new AppError(503, 'database_unavailable', 'The database is unavailable; the request was not completed. Retry shortly.', {
-    headers: { 'retry-after': String(RETRY_AFTER.unreachable) },
-  })
-const timedOut = () =>
-  new AppError(
-    503,
-    'database_timeout',
-    'The database did not answer within the statement timeout (a lock held elsewhere, or a stall); the request was not completed. Retry shortly.',
-    { headers: { 'retry-after': String(RETRY_AFTER.timeout) } },
-  )
-const busy = () =>
-  new AppError(503, 'database_busy', 'The database is busy with a conflicting write; the request was not completed. Retry shortly.', {
-    headers: { 'retry-after': String(RETRY_AFTER.busy) },
-  })
-const full = () =>
-  new AppError(
-    507,
-    'insufficient_storage',
-    "The database's disk is full: nothing was written. Reads still work; writes succeed again once space is freed.",
-    { headers: { 'retry-after': String(RETRY_AFTER.full) } },
-  )
+const answer = (status: number, code: string, detail: string, retryAfter: number) => () =>
+  new AppError(status, code, detail, { headers: { 'retry-after': String(retryAfter) } })
+const unreachable = answer(503, 'database_unavailable', 'The database is unavailable; the request was not completed. Retry shortly.', RETRY_AFTER.unreachable)
+const timedOut = answer(
+  503,
+  'database_timeout',
+  'The database did not answer within the statement timeout (a lock held elsewhere, or a stall); the request was not completed. Retry shortly.',
+  RETRY_AFTER.timeout,
+)
+const busy = answer(503, 'database_busy', 'The database is busy with a conflicting write; the request was not completed. Retry shortly.', RETRY_AFTER.busy)
+const full = answer(
+  507,
+  'insufficient_storage',
+  "The database's disk is full: nothing was written. Reads still work; writes succeed again once space is freed.",
+  RETRY_AFTER.full,
+)
 
 /** The answer for a database failure that is the database's state, or undefined for any other error. */
 export function databaseFault(err: unknown): AppError | undefined {

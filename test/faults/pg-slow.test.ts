@@ -23,13 +23,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 
-async function database(): Promise<{ url: string; sql: pg.Client }> {
+/** A migrated database of the test's own, with a connection for the test's statements and `count(q)` reading `n`. */
+async function database(): Promise<{ url: string; sql: pg.Client; count: (q: string, params?: unknown[]) => Promise<number> }> {
   const url = await createPgDatabase({ migrated: true })
   const sql = new pg.Client({ connectionString: url })
   await sql.connect()
   cleanups.push(() => dropPgDatabase(url))
   cleanups.push(() => sql.end())
-  return { url, sql }
+  return { url, sql, count: async (q, params = []) => (await sql.query<{ n: number }>(q, params)).rows[0]!.n }
 }
 
 async function replica(url: string, env: Record<string, string> = {}): Promise<Replica> {
@@ -44,11 +45,29 @@ async function agentOn(r: Replica): Promise<string> {
   return agent.body!.api_key as string
 }
 
-async function receiver(): Promise<Receiver> {
+/** A receiver subscribed to the agent's reminders on `r`, with the endpoint's id and its secret's verifier. */
+async function subscribed(r: Replica, key: string): Promise<{ rx: Receiver; hookId: string; signer: Webhook }> {
   const rx = await new Receiver().start()
   cleanups.push(() => rx.stop())
-  return rx
+  const hook = await call(r.url, 'POST', '/v1/webhooks', key, { url: rx.url, event_types: ['reminder.triggered'] })
+  expect(hook.status).toBe(201)
+  return { rx, hookId: hook.body!.id as string, signer: new Webhook(hook.body!.secret as string) }
 }
+
+/** Reminders due in 1.5 s, created on `r`. */
+async function dueSoon(r: Replica, key: string, n: number): Promise<string[]> {
+  const at = new Date(Date.now() + 1500).toISOString()
+  const ids: string[] = []
+  for (let i = 0; i < n; i++) ids.push((await call(r.url, 'POST', '/v1/reminders', key, { title: `Reminder ${i}`, trigger: { type: 'scheduled', at } })).body!.id as string)
+  return ids
+}
+
+/** The webhook-id and reminder of each delivery received, its signature verified. */
+const verified = (rx: Receiver, signer: Webhook) =>
+  rx.received.map((m) => {
+    const headers = { 'webhook-id': String(m.headers['webhook-id']), 'webhook-timestamp': String(m.headers['webhook-timestamp']), 'webhook-signature': String(m.headers['webhook-signature']) }
+    return { id: headers['webhook-id'], reminder: (signer.verify(m.body, headers) as { data: { reminder: { id: string } } }).data.reminder.id }
+  })
 
 const step = (r: Replica, key: string, session: string) =>
   call(r.url, 'POST', `/v1/sessions/${session}/steps`, key, { description: 'run the billing tests', output: 'ok' })
@@ -104,25 +123,16 @@ describe('a slow PostgreSQL', () => {
   })
 
   it("claims whose fire or record a cut statement failed wait for the database, not for their lease", { timeout: 120_000 }, async () => {
-    const { url, sql } = await database()
-    const rx = await receiver()
+    const { url, sql, count } = await database()
     // A lease far longer than the test: whatever happens within it happens through the retries.
     const r = await replica(url, { GOALKEEPER_LEASE_MS: '120000', GOALKEEPER_WEBHOOK_TIMEOUT_MS: '2000' })
     const key = await agentOn(r)
-    const hook = await call(r.url, 'POST', '/v1/webhooks', key, { url: rx.url, event_types: ['reminder.triggered'] })
-    const signer = new Webhook(hook.body!.secret as string)
-    const create = async (n: number) => {
-      const at = new Date(Date.now() + 1500).toISOString()
-      const ids: string[] = []
-      for (let i = 0; i < n; i++) ids.push((await call(r.url, 'POST', '/v1/reminders', key, { title: `Reminder ${i}`, trigger: { type: 'scheduled', at } })).body!.id as string)
-      return ids
-    }
-    const count = async (q: string, params: unknown[]) => (await sql.query<{ n: number }>(q, params)).rows[0]!.n
+    const { rx, hookId, signer } = await subscribed(r, key)
 
     // Fires: inserting a fire waits on a table lock and is cut; the claims stay this replica's.
     await sql.query('BEGIN')
     await sql.query('LOCK TABLE reminder_fires IN EXCLUSIVE MODE')
-    const first = await create(5)
+    const first = await dueSoon(r, key, 5)
     expect(await until(async () => (await count('SELECT count(*)::int AS n FROM reminders WHERE id = ANY($1) AND claimed_until IS NOT NULL', [first])) === 5, 30_000)).toBe(true)
     await sleep(2 * STATEMENT_TIMEOUT_MS)
     await sql.query('COMMIT')
@@ -131,8 +141,8 @@ describe('a slow PostgreSQL', () => {
     // Records: the endpoint's row is held, so recording the sent deliveries is cut; they are sent once, recorded later.
     await until(() => rx.received.length === 5, 30_000)
     await sql.query('BEGIN')
-    await sql.query('SELECT id FROM webhooks WHERE id = $1 FOR NO KEY UPDATE', [hook.body!.id])
-    const second = await create(5)
+    await sql.query('SELECT id FROM webhooks WHERE id = $1 FOR NO KEY UPDATE', [hookId])
+    const second = await dueSoon(r, key, 5)
     expect(await until(() => rx.received.length === 10, 30_000)).toBe(true)
     await sleep(2 * STATEMENT_TIMEOUT_MS)
     const pending = `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN reminder_fires f ON f.message_id = d.message_id
@@ -142,31 +152,23 @@ describe('a slow PostgreSQL', () => {
     expect(await until(async () => (await count(pending, [second])) === 0, 30_000)).toBe(true)
 
     await sleep(1000)
-    const ids = rx.received.map((m) => {
-      signer.verify(m.body, { 'webhook-id': String(m.headers['webhook-id']), 'webhook-timestamp': String(m.headers['webhook-timestamp']), 'webhook-signature': String(m.headers['webhook-signature']) })
-      return String(m.headers['webhook-id'])
-    })
-    expect(ids.length).toBe(10)
-    expect(new Set(ids).size).toBe(10)
-    expect(await count("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'succeeded' AND attempts = 1", [])).toBe(10)
+    const received = verified(rx, signer)
+    expect(received.map((m) => m.reminder).sort()).toEqual([...first, ...second].sort())
+    expect(new Set(received.map((m) => m.id)).size).toBe(10)
+    expect(await count("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'succeeded' AND attempts = 1")).toBe(10)
   })
 
   it("a stalled replica's claims are retaken by another after the lease, and not done again when it wakes", { timeout: 180_000 }, async () => {
-    const { url, sql } = await database()
-    const rx = await receiver()
+    const { url, sql, count } = await database()
     // The stalled replica's statement timeout is long, so its blocked fire is still waiting when it is frozen.
     const a = await replica(url, { GOALKEEPER_LEASE_MS: '3000', GOALKEEPER_STATEMENT_TIMEOUT_MS: '10000' })
     const key = await agentOn(a)
-    const hook = await call(a.url, 'POST', '/v1/webhooks', key, { url: rx.url, event_types: ['reminder.triggered'] })
-    const signer = new Webhook(hook.body!.secret as string)
-    const count = async (q: string, params: unknown[] = []) => (await sql.query<{ n: number }>(q, params)).rows[0]!.n
+    const { rx, signer } = await subscribed(a, key)
 
     // Replica A claims five due reminders, and its fire waits on a table lock.
     await sql.query('BEGIN')
     await sql.query('LOCK TABLE reminder_fires IN EXCLUSIVE MODE')
-    const at = new Date(Date.now() + 1500).toISOString()
-    const ids: string[] = []
-    for (let i = 0; i < 5; i++) ids.push((await call(a.url, 'POST', '/v1/reminders', key, { title: `Reminder ${i}`, trigger: { type: 'scheduled', at } })).body!.id as string)
+    const ids = await dueSoon(a, key, 5)
     expect(await until(async () => (await count('SELECT count(*)::int AS n FROM reminders WHERE claimed_until IS NOT NULL')) === 5, 30_000)).toBe(true)
     // Then it stalls (a frozen process: a long pause, a VM stopped) in the middle of that transaction.
     a.child.kill('SIGSTOP')
@@ -187,10 +189,7 @@ describe('a slow PostgreSQL', () => {
     await sleep(3000)
     expect(firedWhileStalled).toBe(5)
     expect(await count('SELECT count(*)::int AS n FROM reminder_fires')).toBe(5)
-    const received = rx.received.map((m) => {
-      const headers = { 'webhook-id': String(m.headers['webhook-id']), 'webhook-timestamp': String(m.headers['webhook-timestamp']), 'webhook-signature': String(m.headers['webhook-signature']) }
-      return { id: headers['webhook-id'], reminder: (signer.verify(m.body, headers) as { data: { reminder: { id: string } } }).data.reminder.id }
-    })
+    const received = verified(rx, signer)
     expect(received.map((m) => m.reminder).sort()).toEqual([...ids].sort())
     expect(new Set(received.map((m) => m.id)).size).toBe(5)
     expect(await count("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state = 'succeeded' AND attempts = 1")).toBe(5)
