@@ -8,6 +8,8 @@ export interface Replica {
   child: ChildProcess
   /** What the process printed on stderr (a replica that dies says why here). */
   stderr: string[]
+  /** Its log lines (stdout). */
+  stdout: string[]
   /** SIGKILL: no shutdown hook runs, claims stay as they were. */
   kill(): void
   /** SIGTERM and wait for the exit. */
@@ -54,10 +56,12 @@ export async function startServer(env: Record<string, string>, options: ServerOp
       LOG_LEVEL: 'warn',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
   const stderr: string[] = []
+  const stdout: string[] = []
   child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()))
+  child.stdout!.on('data', (c: Buffer) => stdout.push(c.toString()))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
@@ -75,6 +79,7 @@ export async function startServer(env: Record<string, string>, options: ServerOp
     url,
     child,
     stderr,
+    stdout,
     kill: () => child.kill('SIGKILL'),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
