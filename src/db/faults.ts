@@ -7,9 +7,6 @@ import { AppError } from '../errors.js'
  * dialects. Anything else stays a 500.
  */
 
-/** How long a client should wait, in seconds, by cause. */
-const RETRY_AFTER = { unreachable: 5, timeout: 2, busy: 1, full: 60 }
-
 // Node's socket errors and node-postgres's own messages (it gives them no code).
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 const LOST = [
@@ -34,37 +31,44 @@ const PG_BUSY = /^(40001|40P01)$/
 /** 57014 query_canceled: the statement timeout; 55P03 lock_not_available: a lock timeout. */
 const PG_TIMEOUT = /^(57014|55P03)$/
 
-const answer = (status: number, code: string, detail: string, retryAfter: number) => () =>
-  new AppError(status, code, detail, { headers: { 'retry-after': String(retryAfter) } })
-const unreachable = answer(503, 'database_unavailable', 'The database is unavailable; the request was not completed. Retry shortly.', RETRY_AFTER.unreachable)
-const timedOut = answer(
-  503,
-  'database_timeout',
-  'The database did not answer within the statement timeout (a lock held elsewhere, or a stall); the request was not completed. Retry shortly.',
-  RETRY_AFTER.timeout,
-)
-const busy = answer(503, 'database_busy', 'The database is busy with a conflicting write; the request was not completed. Retry shortly.', RETRY_AFTER.busy)
-const full = answer(
-  507,
-  'insufficient_storage',
-  "The database's disk is full: nothing was written. Reads still work; writes succeed again once space is freed.",
-  RETRY_AFTER.full,
-)
+/** What a client is told, by cause: the status, the problem type, when to retry (seconds), why. */
+const ANSWERS = {
+  unreachable: { status: 503, code: 'database_unavailable', retryAfter: 5, detail: 'The database is unavailable; the request was not completed. Retry shortly.' },
+  timeout: {
+    status: 503,
+    code: 'database_timeout',
+    retryAfter: 2,
+    detail: 'The database did not answer within the statement timeout (a lock held elsewhere, or a stall); the request was not completed. Retry shortly.',
+  },
+  busy: { status: 503, code: 'database_busy', retryAfter: 1, detail: 'The database is busy with a conflicting write; the request was not completed. Retry shortly.' },
+  full: {
+    status: 507,
+    code: 'insufficient_storage',
+    retryAfter: 60,
+    detail: "The database's disk is full: nothing was written. Reads still work; writes succeed again once space is freed.",
+  },
+}
 
-/** The answer for a database failure that is the database's state, or undefined for any other error. */
-export function databaseFault(err: unknown): AppError | undefined {
-  if (typeof err !== 'object' || err === null) return undefined
+function causeOf(err: object): keyof typeof ANSWERS | undefined {
   const { code, message } = err as { code?: unknown; message?: unknown }
   if (typeof code === 'string') {
     // better-sqlite3: SQLITE_FULL (ENOSPC on the file or its WAL), extended codes such as SQLITE_BUSY_SNAPSHOT.
-    if (code === 'SQLITE_FULL' || code === '53100') return full()
-    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || PG_BUSY.test(code)) return busy()
-    if (code.startsWith('SQLITE_IOERR') || connectionLost(code, message) || PG_OVERLOADED.test(code)) return unreachable()
-    if (PG_TIMEOUT.test(code)) return timedOut()
+    if (code === 'SQLITE_FULL' || code === '53100') return 'full'
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || PG_BUSY.test(code)) return 'busy'
+    if (code.startsWith('SQLITE_IOERR') || PG_OVERLOADED.test(code)) return 'unreachable'
+    if (PG_TIMEOUT.test(code)) return 'timeout'
   }
-  if (message === READ_TIMEOUT) return timedOut()
-  if (connectionLost(undefined, message)) return unreachable()
+  if (message === READ_TIMEOUT) return 'timeout'
+  if (connectionLost(code, message)) return 'unreachable'
   return undefined
+}
+
+/** The answer for a database failure that is the database's state, or undefined for any other error. */
+export function databaseFault(err: unknown): AppError | undefined {
+  const cause = typeof err === 'object' && err !== null ? causeOf(err) : undefined
+  if (cause === undefined) return undefined
+  const a = ANSWERS[cause]
+  return new AppError(a.status, a.code, a.detail, { headers: { 'retry-after': String(a.retryAfter) } })
 }
 
 function connectionLost(code: unknown, message: unknown): boolean {
