@@ -69,6 +69,17 @@ const verified = (rx: Receiver, signer: Webhook) =>
     return { id: headers['webhook-id'], reminder: (signer.verify(m.body, headers) as { data: { reminder: { id: string } } }).data.reminder.id }
   })
 
+/**
+ * A session on `r`: a 503 (a 1 s statement or connect timeout met on a loaded machine) is retried, as
+ * a client would after its Retry-After.
+ */
+async function sessionOn(r: Replica, key: string, goal: string): Promise<string> {
+  let created: Awaited<ReturnType<typeof call>> | undefined
+  expect(await until(async () => (created = await call(r.url, 'POST', '/v1/sessions', key, { goal })).status !== 503, 30_000, 500)).toBe(true)
+  expect(created!.status, JSON.stringify(created!.body)).toBe(201)
+  return created!.body!.id as string
+}
+
 const step = (r: Replica, key: string, session: string) =>
   call(r.url, 'POST', `/v1/sessions/${session}/steps`, key, { description: 'run the billing tests', output: 'ok' })
 
@@ -77,25 +88,26 @@ describe('a slow PostgreSQL', () => {
     const { url, sql } = await database()
     const r = await replica(url)
     const key = await agentOn(r)
-    const [locked, free] = await Promise.all(
-      ['Ship the billing release', 'Write the release notes'].map(async (goal) => (await call(r.url, 'POST', '/v1/sessions', key, { goal })).body!.id as string),
-    )
-    expect((await step(r, key, locked!)).status).toBe(201)
+    const locked = await sessionOn(r, key, 'Ship the billing release')
+    const free = await sessionOn(r, key, 'Write the release notes')
+    expect((await step(r, key, locked)).status).toBe(201)
 
     await sql.query('BEGIN')
     await sql.query('SELECT id FROM sessions WHERE id = $1 FOR UPDATE', [locked])
-    const cut = await step(r, key, locked!)
+    const cut = await step(r, key, locked)
     expectFaultAnswer(cut, 503, ['urn:problem:database_timeout'])
     expect(cut.ms).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS - 50)
     expect(cut.ms).toBeLessThan(ANSWER_WITHIN_MS)
     // Only that row waits: another session's step goes through meanwhile.
-    expect((await step(r, key, free!)).status).toBe(201)
+    const other = await step(r, key, free)
+    expect(other.status, JSON.stringify(other.body)).toBe(201)
     await sql.query('COMMIT')
 
-    const after = await step(r, key, locked!)
+    const after = await step(r, key, locked)
     expect(after.status).toBe(201)
     // The cut step left nothing behind: the next one is number 2.
     expect(after.body!.step_number).toBe(2)
+    console.log(`PostgreSQL row lock held elsewhere: 503 after ${Math.round(cut.ms)} ms (statement timeout ${STATEMENT_TIMEOUT_MS} ms)`)
   })
 
   it('a network that stops delivering: 503 within the timeout, /readyz 503, served again once it delivers', { timeout: 120_000 }, async () => {
@@ -104,7 +116,7 @@ describe('a slow PostgreSQL', () => {
     cleanups.push(() => proxy.stop())
     const r = await replica(proxy.via(url))
     const key = await agentOn(r)
-    const session = (await call(r.url, 'POST', '/v1/sessions', key, { goal: 'Ship the billing release' })).body!.id as string
+    const session = await sessionOn(r, key, 'Ship the billing release')
     expect((await step(r, key, session)).status).toBe(201)
 
     proxy.stall()
@@ -120,6 +132,7 @@ describe('a slow PostgreSQL', () => {
 
     expect(await until(async () => (await step(r, key, session)).status === 201, 30_000)).toBe(true)
     expect(r.child.exitCode).toBeNull()
+    console.log(`PostgreSQL network stalled: 503 after ${Math.round(cut.ms)} ms, then ${Math.round(again.ms)} ms on a new connection (statement timeout ${STATEMENT_TIMEOUT_MS} ms)`)
   })
 
   it("claims whose fire or record a cut statement failed wait for the database, not for their lease", { timeout: 120_000 }, async () => {
@@ -184,7 +197,7 @@ describe('a slow PostgreSQL', () => {
 
     // A wakes: its claims are no longer its own, so it fires and sends nothing again, and it serves.
     a.child.kill('SIGCONT')
-    const session = (await call(a.url, 'POST', '/v1/sessions', key, { goal: 'Ship the billing release' })).body!.id as string
+    const session = await sessionOn(a, key, 'Ship the billing release')
     expect(await until(async () => (await step(a, key, session)).status === 201, 30_000)).toBe(true)
     await sleep(3000)
     expect(firedWhileStalled).toBe(5)
