@@ -12,8 +12,9 @@
  * Settings: `default` (steps with `tool`, `error` and `tokens`, the config a new session gets),
  * `hooks` (as a coding agent's hooks would post them: the call as the description, HOOK_LOOP_KINDS),
  * `seed` (the config of a session stored before `alignment` and graduated defaults: the seed's
- * table and keyword alignment); with BENCH_SETTINGS also `text` (description and output only) and
- * `all-kinds` (every loop kind on). Steps: a coding step's description is the model's text before
+ * table and keyword alignment); with BENCH_SETTINGS also `text` (description and output only),
+ * `all-kinds` (every loop kind on) and `same-call` (the default with `same_call` on). Steps: a
+ * coding step's description is the model's text before
  * the action, or the call (`Bash {"command":…}`) when it said nothing; `tokens` is the o200k count
  * of description and output (what the step added to the context).
  *
@@ -26,7 +27,7 @@
  * minute each here).
  */
 import { writeFileSync } from 'node:fs'
-import { HOOK_LOOP_KINDS } from '../src/engine/detection-config.js'
+import { HOOK_LOOP_KINDS, NEW_SESSION_DETECTION } from '../src/engine/detection-config.js'
 import { DEFAULT_LOOP_KINDS, LOOP_KINDS } from '../src/engine/loops.js'
 import { DATA, loadRunFiles } from './detection-data.js'
 import { figures, table, type FileFigures } from './detection-report.js'
@@ -38,6 +39,7 @@ const SETTINGS: Setting[] = [
   { name: 'seed', fields: true, config: { escalation: 'seed', alignment: 'keywords', loop_kinds: [...DEFAULT_LOOP_KINDS] } },
   { name: 'text', fields: false, config: {} },
   { name: 'all-kinds', fields: true, config: { loop_kinds: [...LOOP_KINDS] } },
+  { name: 'same-call', fields: true, config: { loop_kinds: [...(NEW_SESSION_DETECTION.loop_kinds ?? []), 'same_call'] } },
 ]
 /** Run unless BENCH_SETTINGS names others (`all`: every setting). */
 const USUAL = ['default', 'hooks', 'seed']

@@ -21,7 +21,7 @@ import { defined } from './defined.js'
 export interface DetectionConfig {
   /** false turns every loop kind off (default true). */
   loop_detection?: boolean
-  /** The loop kinds checked (default repeat, error_repeat, same_call). */
+  /** The loop kinds checked (absent: repeat, error_repeat, same_call, as sessions stored before the field; a new session stores NEW_SESSION_DETECTION's). */
   loop_kinds?: LoopKind[]
   /** Repeats (for alternation: steps) that make a loop, per kind. */
   loop_thresholds?: Partial<Record<LoopKind, number>>
@@ -46,20 +46,22 @@ export const ALIGNMENT_MODES: readonly AlignmentMode[] = ['keywords', 'evidence'
 /**
  * What a session created now gets for the fields it leaves out, stored with it (so its config
  * says what it uses); a session stored without them keeps the answers it was created with.
- * Chosen on the real runs of bench:detection (docs/detection.md).
+ * Chosen on the real runs of bench:detection (docs/detection.md). `same_call` (whatever came
+ * back) is left to those who list it: the same call whose answer changes is polling or progress;
+ * what it caught on the real runs, the same edit applied again and again, is `same_edit`'s.
  */
 export const NEW_SESSION_DETECTION: Readonly<DetectionConfig> = {
   escalation: 'graduated',
   alignment: 'evidence',
-  loop_kinds: ['repeat', 'error_repeat', 'same_call', 'same_result', 'error_cascade'],
+  loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
 }
 
 /**
  * The loop kinds to give sessions a coding agent's hooks create, whose steps are tool calls with
- * their outputs: `repeat` is left out (its step text is the call itself, which same_call and
- * same_result already read, and a rerun of the tests after an edit is not a loop).
+ * their outputs: `repeat` is left out (its step text is the call itself, which same_result and
+ * same_edit already read, and a rerun of the tests after an edit is not a loop).
  */
-export const HOOK_LOOP_KINDS: readonly LoopKind[] = ['error_repeat', 'same_call', 'same_result', 'error_cascade']
+export const HOOK_LOOP_KINDS: readonly LoopKind[] = ['error_repeat', 'same_result', 'error_cascade', 'same_edit']
 
 /** A field that makes the configuration unusable (session-config.ts SessionConfigError's shape). */
 export type ConfigProblem = [field: string, message: string]

@@ -8,7 +8,8 @@ import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
 import { detectionSettings, type DetectionConfig, type DetectionSettings } from './detection-config.js'
 import { EscalationLadder, type LadderJSON } from './escalation.js'
 import type { GoalState, StepLoopOptions, StepVerification } from './goal-tracker.js'
-import { LoopDetector, stepStateHash, toolCallText, type LoopDetectorJSON, type LoopFinding, type StepSignals, type StepTool } from './loops.js'
+import { callKind } from './code-entities.js'
+import { LoopDetector, stepStateHash, toolCallText, type LoopDetectorJSON, type LoopFinding, type LoopKind, type StepSignals, type StepTool } from './loops.js'
 import type { RecommendedAction } from './step-alignment.js'
 import { truncateChars } from './text.js'
 import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from './unchanged.js'
@@ -126,7 +127,9 @@ export class SessionDetection {
    * Why the agent should not make this tool call now, or null (a coding agent's PreToolUse hook
    * denies it with this reason): the budget is spent; the last verdict was `abort`; the call
    * continues a loop already told to `replan`; or, under graduated escalation, it would be the
-   * call that completes a `same_call` loop. Drift never denies a call: it only advises.
+   * call that completes a loop of a kind that is on with nothing done between: the Nth identical
+   * call in a row answered alike (`same_result`), the Nth identical edit in a row (`same_edit`),
+   * the Nth identical call in a row whatever came back (`same_call`). Drift never denies a call.
    */
   gate(tool: StepTool): string | null {
     const call = `"${truncateChars(toolCallText(tool), 120)}"`
@@ -140,9 +143,18 @@ export class SessionDetection {
     if (loop !== null && this.loops.calledIn(tool, loop[0], loop[1])) {
       return `goalkeeper: ${call} repeats a loop you were already told to replan (steps ${loop[0]}–${loop[1]}), so it is not run. Change approach: use what the earlier calls returned, or try something different.`
     }
-    const n = s.thresholds.same_call
-    if (this.settings.graduated && s.kinds.has('same_call') && this.loops.sameCallsBefore(tool) >= n - 1) {
-      return `goalkeeper: ${call} would make ${n} identical calls in a row, so it is not run: its answer will not change. Use what it returned, or call something else.`
+    if (!this.settings.graduated) return null
+    const on = (k: LoopKind) => s.kinds.has(k)
+    if (on('same_result') && this.loops.sameResultsBefore(tool) >= s.thresholds.same_result - 1) {
+      const n = s.thresholds.same_result
+      return `goalkeeper: ${call} would make ${n} identical calls in a row, and the last ${n - 1} were answered alike, so it is not run: nothing done between could change its answer. Use what it returned, or do something else first.`
+    }
+    const calls = on('same_edit') || on('same_call') ? this.loops.sameCallsBefore(tool) : 0
+    if (on('same_edit') && calls >= s.thresholds.same_edit - 1 && callKind(tool) === 'change') {
+      return `goalkeeper: ${call} would apply the same edit ${s.thresholds.same_edit} times in a row, so it is not run: each run changes the file again. Look at the file as it is now instead.`
+    }
+    if (on('same_call') && calls >= s.thresholds.same_call - 1) {
+      return `goalkeeper: ${call} would make ${s.thresholds.same_call} identical calls in a row, so it is not run: its answer will not change. Use what it returned, or call something else.`
     }
     return null
   }

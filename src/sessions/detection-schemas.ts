@@ -14,7 +14,7 @@ export const LoopKind = Type.Enum([...LOOP_KINDS], {
     'repeat: the same step and result (the seed\'s state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +
     'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; ' +
     'same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; ' +
-    'error_cascade: tool calls failing in a row across different calls.',
+    'error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.',
 })
 
 const thresholds = Object.fromEntries(
@@ -92,7 +92,7 @@ export const StepSignalsInput = {
         name: Type.String({ minLength: 1, maxLength: 200 }),
         args: Type.Record(Type.String(), Type.Unknown(), { description: 'The call\'s arguments, a JSON object.' }),
       },
-      { additionalProperties: false, description: 'The tool call this step made: `same_call`, `error_repeat` and the exemptions read it.' },
+      { additionalProperties: false, description: 'The tool call this step made: the loop kinds, the exemptions and evidence read it.' },
     ),
   ),
   error: Type.Optional(Type.Boolean({ description: 'The step failed (its output is an error): `error_repeat` reads it.' })),

@@ -1234,7 +1234,7 @@ export interface operations {
                                 };
                                 llm_verify: boolean;
                                 loop_detection?: boolean;
-                                loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                                loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                                 loop_thresholds?: {
                                     repeat?: number;
                                     error_repeat?: number;
@@ -1243,6 +1243,7 @@ export interface operations {
                                     same_call?: number;
                                     same_result?: number;
                                     error_cascade?: number;
+                                    same_edit?: number;
                                 };
                                 loop_exempt_tools?: string[];
                                 /** @enum {string} */
@@ -1360,8 +1361,8 @@ export interface operations {
                         llm_verify?: boolean;
                         /** @description false turns every loop kind off (default true). */
                         loop_detection?: boolean;
-                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
-                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                         /** @description Per kind: repeats (alternation: steps) that make a loop. */
                         loop_thresholds?: {
                             /** @description Default 3. */
@@ -1378,6 +1379,8 @@ export interface operations {
                             same_result?: number;
                             /** @description Default 5. */
                             error_cascade?: number;
+                            /** @description Default 3. */
+                            same_edit?: number;
                         };
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
@@ -1446,7 +1449,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -1455,6 +1458,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -1573,7 +1577,7 @@ export interface operations {
                                     };
                                     llm_verify: boolean;
                                     loop_detection?: boolean;
-                                    loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                                    loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                                     loop_thresholds?: {
                                         repeat?: number;
                                         error_repeat?: number;
@@ -1582,6 +1586,7 @@ export interface operations {
                                         same_call?: number;
                                         same_result?: number;
                                         error_cascade?: number;
+                                        same_edit?: number;
                                     };
                                     loop_exempt_tools?: string[];
                                     /** @enum {string} */
@@ -1702,7 +1707,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -1711,6 +1716,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -1879,7 +1885,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -1888,6 +1894,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -2010,7 +2017,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -2019,6 +2026,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -2146,7 +2154,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -2155,6 +2163,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -2339,10 +2348,10 @@ export interface operations {
                                  */
                                 loop?: {
                                     /**
-                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
+                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
                                      * @enum {string}
                                      */
-                                    kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
+                                    kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit";
                                     /** @description Step numbers involved, oldest first. */
                                     steps: number[];
                                     count: number;
@@ -2444,7 +2453,7 @@ export interface operations {
                 "application/json": {
                     description: string;
                     output?: string;
-                    /** @description The tool call this step made: `same_call`, `error_repeat` and the exemptions read it. */
+                    /** @description The tool call this step made: the loop kinds, the exemptions and evidence read it. */
                     tool?: {
                         name: string;
                         /** @description The call's arguments, a JSON object. */
@@ -2485,10 +2494,10 @@ export interface operations {
                              */
                             loop?: {
                                 /**
-                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
+                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
                                  * @enum {string}
                                  */
-                                kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
+                                kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit";
                                 /** @description Step numbers involved, oldest first. */
                                 steps: number[];
                                 count: number;
@@ -4517,8 +4526,8 @@ export interface operations {
                             llm_verify?: boolean;
                             /** @description false turns every loop kind off (default true). */
                             loop_detection?: boolean;
-                            /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             /** @description Per kind: repeats (alternation: steps) that make a loop. */
                             loop_thresholds?: {
                                 /** @description Default 3. */
@@ -4531,14 +4540,27 @@ export interface operations {
                                 monologue?: number;
                                 /** @description Default 5. */
                                 same_call?: number;
+                                /** @description Default 3. */
+                                same_result?: number;
+                                /** @description Default 5. */
+                                error_cascade?: number;
+                                /** @description Default 3. */
+                                same_edit?: number;
                             };
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                              * @enum {string}
                              */
                             escalation?: "seed" | "graduated";
+                            /**
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @enum {string}
+                             */
+                            alignment?: "keywords" | "evidence";
+                            /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                            drift_abort?: boolean;
                             /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -4631,8 +4653,8 @@ export interface operations {
                         llm_verify?: boolean;
                         /** @description false turns every loop kind off (default true). */
                         loop_detection?: boolean;
-                        /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                         /** @description Per kind: repeats (alternation: steps) that make a loop. */
                         loop_thresholds?: {
                             /** @description Default 3. */
@@ -4645,14 +4667,27 @@ export interface operations {
                             monologue?: number;
                             /** @description Default 5. */
                             same_call?: number;
+                            /** @description Default 3. */
+                            same_result?: number;
+                            /** @description Default 5. */
+                            error_cascade?: number;
+                            /** @description Default 3. */
+                            same_edit?: number;
                         };
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                          * @enum {string}
                          */
                         escalation?: "seed" | "graduated";
+                        /**
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @enum {string}
+                         */
+                        alignment?: "keywords" | "evidence";
+                        /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                        drift_abort?: boolean;
                         /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -4711,8 +4746,8 @@ export interface operations {
                             llm_verify?: boolean;
                             /** @description false turns every loop kind off (default true). */
                             loop_detection?: boolean;
-                            /** @description Loop kinds checked (default repeat, error_repeat, same_call: the ones that only read the optional step fields, so text-only steps get the seed's answers). */
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call")[];
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             /** @description Per kind: repeats (alternation: steps) that make a loop. */
                             loop_thresholds?: {
                                 /** @description Default 3. */
@@ -4725,14 +4760,27 @@ export interface operations {
                                 monologue?: number;
                                 /** @description Default 5. */
                                 same_call?: number;
+                                /** @description Default 3. */
+                                same_result?: number;
+                                /** @description Default 5. */
+                                error_cascade?: number;
+                                /** @description Default 3. */
+                                same_edit?: number;
                             };
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description seed (default): the seed's action table. graduated: a loop answers adjust, then replan, then abort while it continues; abort is kept for problems that outlast a replan and a spent budget.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
                              * @enum {string}
                              */
                             escalation?: "seed" | "graduated";
+                            /**
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @enum {string}
+                             */
+                            alignment?: "keywords" | "evidence";
+                            /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                            drift_abort?: boolean;
                             /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
