@@ -16,6 +16,7 @@ import {
   type LoopSettings,
 } from './loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
+import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
 import { defined } from './defined.js'
 
 export interface DetectionConfig {
@@ -38,6 +39,8 @@ export interface DetectionConfig {
   skip_unchanged?: boolean
   resend_unchanged_after?: number
   budget?: SessionBudget
+  /** The tools the agent has: a call to another is named at once (unknown-tools.ts; `*` at the end: a prefix). */
+  tools?: string[]
 }
 
 export type AlignmentMode = 'keywords' | 'evidence'
@@ -88,7 +91,15 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
     const v = c.budget?.[dim]
     if (v !== undefined && !(Number.isFinite(v) && v > 0)) return [`budget/${dim}`, 'must be a number > 0']
   }
+  if (c.tools !== undefined) return toolsProblem(c.tools, 'tools')
   return null
+}
+
+/** The first problem of a tool list (config.tools, a reported list), or null. */
+export function toolsProblem(tools: unknown, field: string): ConfigProblem | null {
+  if (!Array.isArray(tools) || tools.length > TOOLS_MAX) return [field, `must be a list of at most ${TOOLS_MAX} tool names`]
+  const bad = tools.findIndex((t) => typeof t !== 'string' || t === '' || t === '*' || t.length > TOOL_NAME_MAX)
+  return bad < 0 ? null : [`${field}/${bad}`, `must be a tool name of 1 to ${TOOL_NAME_MAX} characters ('*' alone is not one)`]
 }
 
 /** A copy of the detection fields given (arrays and objects copied). */
@@ -104,6 +115,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
   if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
   if (c.budget !== undefined) out.budget = { ...c.budget }
+  if (c.tools !== undefined) out.tools = [...new Set(c.tools)]
   return out
 }
 
@@ -116,6 +128,7 @@ export interface DetectionSettings {
   skip_unchanged: boolean
   resend_unchanged_after: number
   budget: SessionBudget | undefined
+  tools: ToolList | null
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -132,5 +145,6 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     skip_unchanged: c.skip_unchanged === true,
     resend_unchanged_after: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
     budget: c.budget,
+    tools: c.tools === undefined ? null : new ToolList(c.tools),
   }
 }

@@ -241,6 +241,12 @@ export class GoalSession {
     return this.injectRecitation(this.stepCount + 1, [], { force: true }).recitation?.text ?? null
   }
 
+  /** The agent reported the tools it has (a call to another is named at once); returns the list. */
+  reportTools(names: readonly string[]): string[] {
+    this.detection.reportTools(names)
+    return [...this.detection.tools!.names]
+  }
+
   /** Why the agent should not make this call now, or null (SessionDetection.gate). */
   gateTool(tool: StepTool): string | null {
     return this.detection.gate(tool)

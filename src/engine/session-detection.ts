@@ -6,13 +6,14 @@
  */
 import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
 import { detectionSettings, type DetectionConfig, type DetectionSettings } from './detection-config.js'
-import { EscalationLadder, type LadderJSON } from './escalation.js'
+import { atLeast, EscalationLadder, type LadderJSON } from './escalation.js'
 import type { GoalState, StepLoopOptions, StepVerification } from './goal-tracker.js'
 import { callKind } from './code-entities.js'
 import { LoopDetector, stepStateHash, toolCallText, type LoopDetectorJSON, type LoopFinding, type LoopKind, type StepSignals, type StepTool } from './loops.js'
 import type { RecommendedAction } from './step-alignment.js'
 import { truncateChars } from './text.js'
 import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from './unchanged.js'
+import { ToolList, unknownToolAdvice, type UnknownTool } from './unknown-tools.js'
 
 export interface DetectionJSON {
   loops: LoopDetectorJSON
@@ -21,6 +22,10 @@ export interface DetectionJSON {
   unchanged: UnchangedJSON
   /** The last step's recommended action (absent before the first step, and in older snapshots). */
   last_action?: RecommendedAction
+  /** The tool list the agent reported (absent: none reported, config.tools counts). */
+  reported_tools?: string[]
+  /** Calls in a row to tools the session does not have (absent: 0). */
+  unknown_run?: number
 }
 
 /** The verdict's additions: present only when there is something to say. */
@@ -29,6 +34,8 @@ export interface DetectionVerdict {
   loop?: LoopFinding
   /** Spend so far; on sessions with a budget or steps that report tokens / cost_usd. */
   spend?: SpendReport
+  /** The step called a tool the session does not have (config.tools or the reported list). */
+  unknown_tool?: UnknownTool
 }
 
 export interface BudgetExceeded {
@@ -43,6 +50,7 @@ interface Pending {
   step: number
   other: LoopFinding | null
   signals: StepSignals
+  unknown: UnknownTool | null
 }
 
 export class SessionDetection {
@@ -53,6 +61,8 @@ export class SessionDetection {
   private unchanged = new UnchangedFilter()
   private pending: Pending | null = null
   private lastAction: RecommendedAction | undefined
+  private reported: ToolList | null = null
+  private unknownRun = 0
 
   constructor(config: DetectionConfig) {
     this.settings = detectionSettings(config)
@@ -63,7 +73,7 @@ export class SessionDetection {
     const s = this.settings.loops
     const exempt = LoopDetector.exempt(s, signals)
     const other = this.loops.observe(step, description, output, signals, s)
-    this.pending = { step, other, signals }
+    this.pending = { step, other, signals, unknown: this.unknownTool(signals.tool) }
     return {
       state_hash: exempt ? stepStateHash(description, output, signals.tool) : this.loops.lastState!,
       repeat_threshold: exempt || !s.kinds.has('repeat') ? null : s.thresholds.repeat,
@@ -108,6 +118,11 @@ export class SessionDetection {
       if (v.note !== undefined) notes.push(v.note)
       if (loop !== null && v.action === 'adjust') notes.push(loop.advice)
     }
+    if (p.unknown !== null) {
+      out.unknown_tool = p.unknown
+      out.recommended_action = atLeast(out.recommended_action, p.unknown.count > 1 ? 'replan' : 'adjust')
+      notes.push(unknownToolAdvice(p.unknown))
+    }
     if (spent.report.runaway) notes.push('runaway: the last steps spent at least twice the average rate without progress')
     if (notes.length > 0) out.reasoning = [out.reasoning, ...notes].join('; ')
     this.lastAction = out.recommended_action
@@ -115,6 +130,28 @@ export class SessionDetection {
       ? { step_number: p.step, tokens: spent.report.tokens, cost_usd: spent.report.cost_usd, budget_fraction: spent.report.budget_fraction!, reason: spent.reason! }
       : null
     return { verification: out, exceeded, loop }
+  }
+
+  /** The tools the session has: the list the agent reported, else config.tools; null when neither is known. */
+  get tools(): ToolList | null {
+    return this.reported ?? this.settings.tools
+  }
+
+  /** The agent reported the tools it has: from now on they are the session's. */
+  reportTools(names: readonly string[]): void {
+    this.reported = new ToolList([...new Set(names)])
+  }
+
+  /** A call to a tool the session does not have (counting the run of them), or null; a message step leaves the run as it is. */
+  private unknownTool(tool: StepTool | undefined): UnknownTool | null {
+    const tools = this.tools
+    if (tool === undefined || tools === null) return null
+    if (tools.has(tool.name)) {
+      this.unknownRun = 0
+      return null
+    }
+    this.unknownRun++
+    return { name: tool.name, similar: tools.similar(tool.name), count: this.unknownRun }
   }
 
   resetLoop(): void {
@@ -189,6 +226,8 @@ export class SessionDetection {
       spend: this.spend.toJSON(),
       unchanged: this.unchanged.toJSON(),
       ...(this.lastAction === undefined ? {} : { last_action: this.lastAction }),
+      ...(this.reported === null ? {} : { reported_tools: [...this.reported.names] }),
+      ...(this.unknownRun === 0 ? {} : { unknown_run: this.unknownRun }),
     }
   }
 
@@ -199,6 +238,8 @@ export class SessionDetection {
     d.spend = SpendTracker.fromJSON(json?.spend)
     d.unchanged = UnchangedFilter.fromJSON(json?.unchanged)
     d.lastAction = json?.last_action
+    d.reported = json?.reported_tools === undefined ? null : new ToolList(json.reported_tools)
+    d.unknownRun = json?.unknown_run ?? 0
     return d
   }
 }

@@ -6,6 +6,7 @@
 import type { StepResult } from '../engine/goal-session.js'
 import { DRIFT_WARNING, PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
 import { truncateChars } from '../engine/text.js'
+import { unknownToolAdvice } from '../engine/unknown-tools.js'
 
 const TODO: Record<'adjust' | 'replan' | 'abort', string> = {
   adjust: 'Make sure your next step serves the goal.',
@@ -20,6 +21,7 @@ export function adviceFor(r: StepResult): string | null {
   if (action === 'continue') return null
   const seen: string[] = []
   if (v.loop !== undefined) seen.push(v.loop.advice)
+  if (v.unknown_tool !== undefined) seen.push(unknownToolAdvice(v.unknown_tool))
   if (r.drift.drifting || r.state.drift_score >= DRIFT_WARNING) {
     seen.push(`Your recent steps look unrelated to the goal: "${truncateChars(r.state.original_goal.replace(/\s+/g, ' '), 300)}".`)
   }

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
+import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
@@ -16,6 +17,26 @@ export const LoopKind = Type.Enum([...LOOP_KINDS], {
     'same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; ' +
     'error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.',
 })
+
+/** A tool list: names, or prefixes ending in `*` (`mcp__github__*`). */
+function ToolNames(description: string) {
+  return Type.Array(Type.String({ minLength: 1, maxLength: TOOL_NAME_MAX }), { maxItems: TOOLS_MAX, description: `${description} A name ending in \`*\` stands for every tool it begins.` })
+}
+
+export const ToolsBody = Type.Object(
+  { tools: ToolNames('The tools the agent has now.') },
+  { additionalProperties: false, examples: [{ tools: ['Read', 'Edit', 'Bash', 'Grep', 'mcp__github__*'] }] },
+)
+export const ToolsReply = Type.Object({ tools: Type.Array(Type.String()) }, { title: 'SessionTools' })
+
+export const UnknownTool = Type.Object(
+  {
+    name: Type.String({ description: 'The tool called.' }),
+    similar: Type.Array(Type.String(), { description: "The session's tools nearest to it (a typo, another casing), at most 3." }),
+    count: Type.Integer({ description: 'Calls in a row to tools the session does not have, this one included.' }),
+  },
+  { title: 'UnknownTool', description: 'The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).' },
+)
 
 const thresholds = Object.fromEntries(
   LOOP_KINDS.map((k) => [
@@ -68,6 +89,7 @@ export const DetectionConfigInput = {
     Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` }),
   ),
   budget: Type.Optional(Budget),
+  tools: Type.Optional(ToolNames('The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.')),
 }
 
 /** The same fields as a stored session returns them. */
@@ -82,6 +104,7 @@ export const DetectionConfig = {
   skip_unchanged: Type.Optional(Type.Boolean()),
   resend_unchanged_after: Type.Optional(Type.Integer()),
   budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),
+  tools: Type.Optional(Type.Array(Type.String())),
 }
 
 /** The optional step fields beside description and output. */

@@ -17,6 +17,7 @@ import type { ChatMessage } from '../engine/recitation.js'
 import type { StopCheck } from '../engine/agent-turn.js'
 import type { StepTool } from '../engine/loops.js'
 import { SessionConfigError } from '../engine/session-config.js'
+import { toolsProblem } from '../engine/detection-config.js'
 import { badRequest, conflict, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
@@ -305,6 +306,13 @@ export class SessionsService implements TurnPartsProvider {
   /** A coding agent's later prompt (its hooks): it joins the goal, and a new turn begins. */
   userPrompt(agentId: string, id: string, prompt: string): Promise<void> {
     return this.write(agentId, id, (s) => ({ result: s.userPrompt(prompt) }))
+  }
+
+  /** The tools the agent has now (PUT …/tools): a step calling another is named at once. */
+  async reportTools(agentId: string, id: string, tools: string[]): Promise<{ tools: string[] }> {
+    const problem = toolsProblem(tools, 'tools')
+    if (problem !== null) throw badRequest(`Invalid tools: ${problem[0]} ${problem[1]}.`, [{ path: fieldPath('body', ...problem[0].split('/')), message: problem[1] }])
+    return { tools: await this.write(agentId, id, (s) => ({ result: s.reportTools(tools) })) }
   }
 
   /** Read-only: why a coding agent should not make this tool call now, or null. */

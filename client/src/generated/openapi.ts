@@ -212,6 +212,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Report the tools the agent has now: a step calling another is named at once (replaces config.tools and any earlier report). */
+        put: operations["setTools"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/summary": {
         parameters: {
             query?: never;
@@ -1257,6 +1274,7 @@ export interface operations {
                                     tokens?: number;
                                     cost_usd?: number;
                                 };
+                                tools?: string[];
                             };
                             /** @description Free-form JSON object, returned as given. */
                             metadata: {
@@ -1407,6 +1425,8 @@ export interface operations {
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
                         };
+                        /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                        tools?: string[];
                     };
                     /** @description Free-form JSON object, returned as given. */
                     metadata?: {
@@ -1472,6 +1492,7 @@ export interface operations {
                                 tokens?: number;
                                 cost_usd?: number;
                             };
+                            tools?: string[];
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -1600,6 +1621,7 @@ export interface operations {
                                         tokens?: number;
                                         cost_usd?: number;
                                     };
+                                    tools?: string[];
                                 };
                                 /** @description Free-form JSON object, returned as given. */
                                 metadata: {
@@ -1730,6 +1752,7 @@ export interface operations {
                                 tokens?: number;
                                 cost_usd?: number;
                             };
+                            tools?: string[];
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -1908,6 +1931,7 @@ export interface operations {
                                 tokens?: number;
                                 cost_usd?: number;
                             };
+                            tools?: string[];
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2040,6 +2064,7 @@ export interface operations {
                                 tokens?: number;
                                 cost_usd?: number;
                             };
+                            tools?: string[];
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2177,6 +2202,7 @@ export interface operations {
                                 tokens?: number;
                                 cost_usd?: number;
                             };
+                            tools?: string[];
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2209,6 +2235,67 @@ export interface operations {
                          * @example 2026-11-22T09:00:00.000Z
                          */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ses_0mhx3k2c8Yy6a4pQ1rT9sWb2 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tools": [
+                 *         "Read",
+                 *         "Edit",
+                 *         "Bash",
+                 *         "Grep",
+                 *         "mcp__github__*"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The tools the agent has now. A name ending in `*` stands for every tool it begins. */
+                    tools: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tools: string[];
                     };
                 };
             };
@@ -2372,6 +2459,18 @@ export interface operations {
                                     /** @description The last 5 steps spent at least twice the session's average rate while the plan did not move. */
                                     runaway: boolean;
                                 };
+                                /**
+                                 * UnknownTool
+                                 * @description The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).
+                                 */
+                                unknown_tool?: {
+                                    /** @description The tool called. */
+                                    name: string;
+                                    /** @description The session's tools nearest to it (a typo, another casing), at most 3. */
+                                    similar: string[];
+                                    /** @description Calls in a row to tools the session does not have, this one included. */
+                                    count: number;
+                                };
                             };
                             /** DriftCheck */
                             drift: {
@@ -2517,6 +2616,18 @@ export interface operations {
                                 budget_fraction: number | null;
                                 /** @description The last 5 steps spent at least twice the session's average rate while the plan did not move. */
                                 runaway: boolean;
+                            };
+                            /**
+                             * UnknownTool
+                             * @description The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).
+                             */
+                            unknown_tool?: {
+                                /** @description The tool called. */
+                                name: string;
+                                /** @description The session's tools nearest to it (a typo, another casing), at most 3. */
+                                similar: string[];
+                                /** @description Calls in a row to tools the session does not have, this one included. */
+                                count: number;
                             };
                         };
                         /** DriftCheck */
@@ -4572,6 +4683,8 @@ export interface operations {
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
                             };
+                            /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                            tools?: string[];
                         };
                         /** HookSettings */
                         hooks: {
@@ -4699,6 +4812,8 @@ export interface operations {
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
                         };
+                        /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                        tools?: string[];
                     };
                     hooks?: {
                         /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
@@ -4792,6 +4907,8 @@ export interface operations {
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
                             };
+                            /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                            tools?: string[];
                         };
                         /** HookSettings */
                         hooks: {
