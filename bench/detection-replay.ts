@@ -20,7 +20,7 @@ export interface Setting {
 }
 
 interface Verdict {
-  verification: { recommended_action: string; loop?: { kind: string; steps: number[] }; spend?: { runaway: boolean } }
+  verification: { recommended_action: string; loop?: { kind: string; steps: number[] }; spend?: { runaway: boolean }; busy_stall?: { since: number } }
   state: { stall_turns: number }
 }
 
@@ -34,6 +34,8 @@ export interface RunResult {
   /** Loops flagged, by kind, with the step: a finding that does not continue the last one of its kind (their steps do not overlap). */
   loops: { kind: string; step: number }[]
   stalls: number
+  /** Busy stalls (tool calls in a row with nothing new), counted once per run of them. */
+  busy: number
   runaways: number
   actions: Record<string, number>
   /** Requests refused (4xx), with the step number and status: real traces should all be accepted. */
@@ -64,7 +66,7 @@ export async function replayer(s: Setting): Promise<Replayer> {
   const headers = { authorization: `Bearer ${api_key}` }
 
   async function replay(run: Run): Promise<RunResult> {
-    const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, runaways: 0, actions: {}, refused: [] }
+    const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, busy: 0, runaways: 0, actions: {}, refused: [] }
     const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: run.goal, config: s.config } })
     if (created.statusCode !== 201) {
       r.refused.push(`create: ${created.statusCode} ${created.body.slice(0, 200)}`)
@@ -72,6 +74,7 @@ export async function replayer(s: Setting): Promise<Replayer> {
     }
     const id = created.json<{ id: string }>().id
     let stall = 0
+    let busySince = 0
     const spans = new Map<string, number>()
     for (const step of run.steps) {
       const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload: stepPayload(step, s) })
@@ -92,6 +95,9 @@ export async function replayer(s: Setting): Promise<Replayer> {
       }
       if (v.state.stall_turns >= 5 && stall < 5) r.stalls++
       stall = v.state.stall_turns
+      const busy = v.verification.busy_stall
+      if (busy !== undefined && busy.since !== busySince) r.busy++
+      busySince = busy?.since ?? 0
       if (v.verification.spend?.runaway === true) r.runaways++
     }
     return r

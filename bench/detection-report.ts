@@ -14,6 +14,7 @@ export interface FileFigures {
   /** Loop flags per kind on runs that went well. */
   wellLoops: Record<string, number>
   wellStalls: number
+  wellBusy: number
   wellReplan: number
   wellAbort: number
   ranOut: number
@@ -52,6 +53,7 @@ export function figures(file: string, results: RunResult[]): FileFigures {
     wellSteps: well.reduce((n, r) => n + r.steps, 0),
     wellLoops,
     wellStalls: well.reduce((n, r) => n + r.stalls, 0),
+    wellBusy: well.reduce((n, r) => n + r.busy, 0),
     wellReplan: well.filter((r) => r.firstReplan !== null).length,
     wellAbort: well.filter((r) => r.firstAbort !== null).length,
     ranOut: out.length,
@@ -70,7 +72,7 @@ const per100 = (n: number, steps: number) => (steps === 0 ? '–' : ((100 * n) /
 const pct = (n: number, of: number) => (of === 0 ? '–' : `${n}/${of} (${((100 * n) / of).toFixed(0)}%)`)
 
 export function table(rows: FileFigures[]): string {
-  const head = ['file', 'went well', 'loops /100', 'by kind', 'stall /100', 'told replan', 'told abort', 'ran out', 'early warning', 'H', 'at H: well', 'at H: ran out']
+  const head = ['file', 'went well', 'loops /100', 'by kind', 'stall /100', 'busy /100', 'told replan', 'told abort', 'ran out', 'early warning', 'H', 'at H: well', 'at H: ran out']
   const lines = rows.map((f) => {
     const loops = Object.values(f.wellLoops).reduce((a, b) => a + b, 0)
     const kinds = Object.entries(f.wellLoops).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')
@@ -80,6 +82,7 @@ export function table(rows: FileFigures[]): string {
       per100(loops, f.wellSteps),
       kinds || '–',
       per100(f.wellStalls, f.wellSteps),
+      per100(f.wellBusy, f.wellSteps),
       pct(f.wellReplan, f.well),
       pct(f.wellAbort, f.well),
       f.ranOut === 0 ? '–' : `${f.ranOut} (${per100(f.ranOutLoops, f.ranOutSteps)} loops /100)`,

@@ -120,10 +120,17 @@ export function callKind(tool: StepTool): CallKind {
   return 'other'
 }
 
+// A step's call is read by the evidence reader and the busy-stall check: the last reading is kept.
+let lastTool: StepTool | undefined
+let lastReading: CallReading | undefined
+
 /** Reads a tool call: its kind, the files it names and its argument text. */
 export function readCall(tool: StepTool): CallReading {
+  if (tool === lastTool) return lastReading!
   const parts: string[] = []
   flatText(tool.args, parts)
   const text = parts.join('\n')
-  return { kind: callKind(tool), files: [...new Set(fileNames(text))], text }
+  lastTool = tool
+  lastReading = { kind: callKind(tool), files: [...new Set(fileNames(text))], text }
+  return lastReading
 }

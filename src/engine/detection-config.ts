@@ -17,6 +17,7 @@ import {
 } from './loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
 import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
+import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'
 import { defined } from './defined.js'
 
 export interface DetectionConfig {
@@ -41,6 +42,8 @@ export interface DetectionConfig {
   budget?: SessionBudget
   /** The tools the agent has: a call to another is named at once (unknown-tools.ts; `*` at the end: a prefix). */
   tools?: string[]
+  /** Tool calls in a row without news that make a busy stall (busy-stall.ts); absent: not watched. */
+  busy_after?: number
 }
 
 export type AlignmentMode = 'keywords' | 'evidence'
@@ -57,6 +60,7 @@ export const NEW_SESSION_DETECTION: Readonly<DetectionConfig> = {
   escalation: 'graduated',
   alignment: 'evidence',
   loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
+  busy_after: DEFAULT_BUSY_AFTER,
 }
 
 /**
@@ -91,6 +95,9 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
     const v = c.budget?.[dim]
     if (v !== undefined && !(Number.isFinite(v) && v > 0)) return [`budget/${dim}`, 'must be a number > 0']
   }
+  if (c.busy_after !== undefined && !(Number.isInteger(c.busy_after) && c.busy_after >= MIN_BUSY_AFTER && c.busy_after <= MAX_BUSY_AFTER)) {
+    return ['busy_after', `must be an integer in [${MIN_BUSY_AFTER}, ${MAX_BUSY_AFTER}]`]
+  }
   if (c.tools !== undefined) return toolsProblem(c.tools, 'tools')
   return null
 }
@@ -116,6 +123,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
   if (c.budget !== undefined) out.budget = { ...c.budget }
   if (c.tools !== undefined) out.tools = [...new Set(c.tools)]
+  if (c.busy_after !== undefined) out.busy_after = c.busy_after
   return out
 }
 
@@ -129,6 +137,7 @@ export interface DetectionSettings {
   resend_unchanged_after: number
   budget: SessionBudget | undefined
   tools: ToolList | null
+  busy_after: number | null
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -146,5 +155,6 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     resend_unchanged_after: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
     budget: c.budget,
     tools: c.tools === undefined ? null : new ToolList(c.tools),
+    busy_after: c.busy_after ?? null,
   }
 }

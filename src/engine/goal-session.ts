@@ -128,7 +128,7 @@ export class GoalSession {
     const loop = this.beforeStep(description, output, signals)
     const drift = this.driftCheck(description, this.stepCount + 1, similarity)
     const evidence = this.evidence(description, output, signals, drift.result)
-    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift)
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift, loop.progressed === true)
   }
 
   /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
@@ -143,7 +143,7 @@ export class GoalSession {
     const loop = this.beforeStep(description, output, signals)
     const drift = this.driftCheck(description, this.stepCount + 1, similarity)
     const evidence = this.evidence(description, output, signals, drift.result)
-    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift)
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift, loop.progressed === true)
   }
 
   /** The step read for evidence against the goal, with the drift check's reading of its text. */
@@ -169,12 +169,14 @@ export class GoalSession {
     return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
   }
 
-  private finishStep(description: string, before: StepBefore, tracked: StepVerification, checked: WithEvents<DriftCheck>): StepResult & { events: SessionEvent[] } {
+  /** `todoDone`: the step completed an item of the agent's todo list (progress the verdict's delta does not show). */
+  private finishStep(description: string, before: StepBefore, tracked: StepVerification, checked: WithEvents<DriftCheck>, todoDone: boolean): StepResult & { events: SessionEvent[] } {
     const step_number = ++this.stepCount
     const { result: drift, events } = checked
     const state = this.tracker.getState()
-    const { verification, exceeded, loop } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount)
+    const { verification, exceeded, loop, busy } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount, todoDone)
     pushStepEvents(events, step_number, description, before, state, loop)
+    if (busy !== null) events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns, kind: 'busy', busy_steps: busy.count, since: busy.since } })
     if (exceeded !== null) events.push({ type: 'budget_exceeded', data: exceeded })
     return { step_number, verification, drift, state, events }
   }

@@ -268,6 +268,11 @@ export class LoopDetector {
     return this.window.some((e) => e.step >= from && e.step <= to && e.action === action)
   }
 
+  /** The newest step in the window: its number and its masked result key ('' when results are not read). */
+  get newest(): { step: number; result: string } | undefined {
+    return this.window.at(-1)
+  }
+
   /** The state hash of the newest step in the window. */
   get lastState(): string | undefined {
     return this.window.at(-1)?.state

@@ -9,11 +9,13 @@ import { detectionSettings, type DetectionConfig, type DetectionSettings } from 
 import { atLeast, EscalationLadder, type LadderJSON } from './escalation.js'
 import type { GoalState, StepLoopOptions, StepVerification } from './goal-tracker.js'
 import { callKind } from './code-entities.js'
-import { LoopDetector, stepStateHash, toolCallText, type LoopDetectorJSON, type LoopFinding, type LoopKind, type StepSignals, type StepTool } from './loops.js'
+import { LoopDetector, stepStateHash, textKey, toolCallText, type LoopDetectorJSON, type LoopFinding, type LoopKind, type StepSignals, type StepTool } from './loops.js'
 import type { RecommendedAction } from './step-alignment.js'
 import { truncateChars } from './text.js'
 import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from './unchanged.js'
 import { ToolList, unknownToolAdvice, type UnknownTool } from './unknown-tools.js'
+import { BusyWatch, type BusyJSON, type BusyStall } from './busy-stall.js'
+import { maskVolatile } from './output-mask.js'
 
 export interface DetectionJSON {
   loops: LoopDetectorJSON
@@ -26,6 +28,8 @@ export interface DetectionJSON {
   reported_tools?: string[]
   /** Calls in a row to tools the session does not have (absent: 0). */
   unknown_run?: number
+  /** The busy-stall watch (absent in older snapshots and on sessions without busy_after). */
+  busy?: BusyJSON
 }
 
 /** The verdict's additions: present only when there is something to say. */
@@ -36,6 +40,8 @@ export interface DetectionVerdict {
   spend?: SpendReport
   /** The step called a tool the session does not have (config.tools or the reported list). */
   unknown_tool?: UnknownTool
+  /** Busy but going nowhere: tool calls in a row that brought nothing new (config.busy_after). */
+  busy_stall?: BusyStall
 }
 
 export interface BudgetExceeded {
@@ -51,6 +57,8 @@ interface Pending {
   other: LoopFinding | null
   signals: StepSignals
   unknown: UnknownTool | null
+  /** The call's masked answer key, for the busy watch ('' when the watch is off or the step is exempt). */
+  resultKey: string
 }
 
 export class SessionDetection {
@@ -63,6 +71,7 @@ export class SessionDetection {
   private lastAction: RecommendedAction | undefined
   private reported: ToolList | null = null
   private unknownRun = 0
+  private busy = new BusyWatch()
 
   constructor(config: DetectionConfig) {
     this.settings = detectionSettings(config)
@@ -73,7 +82,12 @@ export class SessionDetection {
     const s = this.settings.loops
     const exempt = LoopDetector.exempt(s, signals)
     const other = this.loops.observe(step, description, output, signals, s)
-    this.pending = { step, other, signals, unknown: this.unknownTool(signals.tool) }
+    let resultKey = ''
+    if (this.settings.busy_after !== null && signals.tool !== undefined && !exempt) {
+      const newest = this.loops.newest
+      resultKey = newest?.step === step && newest.result !== '' ? newest.result : textKey(maskVolatile(output))
+    }
+    this.pending = { step, other, signals, unknown: this.unknownTool(signals.tool), resultKey }
     return {
       state_hash: exempt ? stepStateHash(description, output, signals.tool) : this.loops.lastState!,
       repeat_threshold: exempt || !s.kinds.has('repeat') ? null : s.thresholds.repeat,
@@ -89,7 +103,8 @@ export class SessionDetection {
     verification: StepVerification,
     state: GoalState,
     repeatCount: number,
-  ): { verification: StepVerification & DetectionVerdict; exceeded: BudgetExceeded | null; loop: LoopFinding | null } {
+    todoDone = false,
+  ): { verification: StepVerification & DetectionVerdict; exceeded: BudgetExceeded | null; loop: LoopFinding | null; busy: BusyStall | null } {
     const p = this.pending!
     this.pending = null
     // A kind found here says more than the seed's state count (error_repeat rather than repeat).
@@ -118,6 +133,13 @@ export class SessionDetection {
       if (v.note !== undefined) notes.push(v.note)
       if (loop !== null && v.action === 'adjust') notes.push(loop.advice)
     }
+    const after = this.settings.busy_after
+    const busy = after === null || p.resultKey === '' ? null : this.busy.observe(p.step, p.signals.tool, p.resultKey, todoDone || verification.progress_delta > 0, after)
+    if (busy !== null) {
+      out.busy_stall = busy
+      out.recommended_action = atLeast(out.recommended_action, 'replan')
+      notes.push(busy.advice)
+    }
     if (p.unknown !== null) {
       out.unknown_tool = p.unknown
       out.recommended_action = atLeast(out.recommended_action, p.unknown.count > 1 ? 'replan' : 'adjust')
@@ -129,7 +151,7 @@ export class SessionDetection {
     const exceeded = spent.newly_exceeded
       ? { step_number: p.step, tokens: spent.report.tokens, cost_usd: spent.report.cost_usd, budget_fraction: spent.report.budget_fraction!, reason: spent.reason! }
       : null
-    return { verification: out, exceeded, loop }
+    return { verification: out, exceeded, loop, busy: busy !== null && busy.count === after ? busy : null }
   }
 
   /** The tools the session has: the list the agent reported, else config.tools; null when neither is known. */
@@ -228,6 +250,7 @@ export class SessionDetection {
       ...(this.lastAction === undefined ? {} : { last_action: this.lastAction }),
       ...(this.reported === null ? {} : { reported_tools: [...this.reported.names] }),
       ...(this.unknownRun === 0 ? {} : { unknown_run: this.unknownRun }),
+      ...(this.settings.busy_after === null ? {} : { busy: this.busy.toJSON() }),
     }
   }
 
@@ -240,6 +263,7 @@ export class SessionDetection {
     d.lastAction = json?.last_action
     d.reported = json?.reported_tools === undefined ? null : new ToolList(json.reported_tools)
     d.unknownRun = json?.unknown_run ?? 0
+    d.busy = BusyWatch.fromJSON(json?.busy)
     return d
   }
 }

@@ -23,7 +23,7 @@ export interface RecitationContext {
 export type SessionEvent =
   | { type: 'drift_detected'; data: { step_number: number; similarity: number; severity: DriftSeverity; consecutive_drift_count: number; action_text: string } }
   | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string; kind?: LoopKind; steps?: number[] } }
-  | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
+  | { type: 'stalled'; data: { step_number: number; stall_turns: number; kind: 'idle' | 'busy'; busy_steps?: number; since?: number } }
   | { type: 'budget_exceeded'; data: BudgetExceeded }
   | { type: 'stopped'; data: { step_number: number; outcome: StopOutcome; open_items: string[] } }
 

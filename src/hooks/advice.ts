@@ -22,10 +22,11 @@ export function adviceFor(r: StepResult): string | null {
   const seen: string[] = []
   if (v.loop !== undefined) seen.push(v.loop.advice)
   if (v.unknown_tool !== undefined) seen.push(unknownToolAdvice(v.unknown_tool))
+  if (v.busy_stall !== undefined) seen.push(v.busy_stall.advice)
   if (r.drift.drifting || r.state.drift_score >= DRIFT_WARNING) {
     seen.push(`Your recent steps look unrelated to the goal: "${truncateChars(r.state.original_goal.replace(/\s+/g, ' '), 300)}".`)
   }
-  if (r.state.stall_turns >= PROGRESS_STALL_TURNS) seen.push(`No item of the plan has advanced in ${r.state.stall_turns} steps.`)
+  if (r.state.stall_turns >= PROGRESS_STALL_TURNS && v.busy_stall === undefined) seen.push(`No item of the plan has advanced in ${r.state.stall_turns} steps.`)
   if (v.spend?.budget_fraction !== undefined && v.spend.budget_fraction !== null && v.spend.budget_fraction >= 1) seen.push("The session's budget is spent.")
   else if (v.spend?.runaway === true) seen.push('The last steps spent tokens fast without progress.')
   if (seen.length === 0) seen.push(`This step scored low against the goal (${v.alignment_score.toFixed(2)}).`)

@@ -3,6 +3,7 @@ import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRES
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
 import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
+import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/busy-stall.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
@@ -36,6 +37,15 @@ export const UnknownTool = Type.Object(
     count: Type.Integer({ description: 'Calls in a row to tools the session does not have, this one included.' }),
   },
   { title: 'UnknownTool', description: 'The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).' },
+)
+
+export const BusyStall = Type.Object(
+  {
+    count: Type.Integer({ description: 'Tool calls in a row without news, this one included.' }),
+    since: Type.Integer({ description: 'The step number of the first of them.' }),
+    advice: Type.String({ description: 'One sentence the model can act on.' }),
+  },
+  { title: 'BusyStall', description: 'Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).' },
 )
 
 const thresholds = Object.fromEntries(
@@ -89,6 +99,13 @@ export const DetectionConfigInput = {
     Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` }),
   ),
   budget: Type.Optional(Budget),
+  busy_after: Type.Optional(
+    Type.Integer({
+      minimum: MIN_BUSY_AFTER,
+      maximum: MAX_BUSY_AFTER,
+      description: `Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (\`verification.busy_stall\`, \`session.stalled\` with kind busy). A new session gets ${DEFAULT_BUSY_AFTER}; a session stored without it is not watched.`,
+    }),
+  ),
   tools: Type.Optional(ToolNames('The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.')),
 }
 
@@ -105,6 +122,7 @@ export const DetectionConfig = {
   resend_unchanged_after: Type.Optional(Type.Integer()),
   budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),
   tools: Type.Optional(Type.Array(Type.String())),
+  busy_after: Type.Optional(Type.Integer()),
 }
 
 /** The optional step fields beside description and output. */

@@ -1275,6 +1275,7 @@ export interface operations {
                                     cost_usd?: number;
                                 };
                                 tools?: string[];
+                                busy_after?: number;
                             };
                             /** @description Free-form JSON object, returned as given. */
                             metadata: {
@@ -1425,6 +1426,8 @@ export interface operations {
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
                         };
+                        /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                        busy_after?: number;
                         /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                         tools?: string[];
                     };
@@ -1493,6 +1496,7 @@ export interface operations {
                                 cost_usd?: number;
                             };
                             tools?: string[];
+                            busy_after?: number;
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -1622,6 +1626,7 @@ export interface operations {
                                         cost_usd?: number;
                                     };
                                     tools?: string[];
+                                    busy_after?: number;
                                 };
                                 /** @description Free-form JSON object, returned as given. */
                                 metadata: {
@@ -1753,6 +1758,7 @@ export interface operations {
                                 cost_usd?: number;
                             };
                             tools?: string[];
+                            busy_after?: number;
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -1932,6 +1938,7 @@ export interface operations {
                                 cost_usd?: number;
                             };
                             tools?: string[];
+                            busy_after?: number;
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2065,6 +2072,7 @@ export interface operations {
                                 cost_usd?: number;
                             };
                             tools?: string[];
+                            busy_after?: number;
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2203,6 +2211,7 @@ export interface operations {
                                 cost_usd?: number;
                             };
                             tools?: string[];
+                            busy_after?: number;
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2471,6 +2480,18 @@ export interface operations {
                                     /** @description Calls in a row to tools the session does not have, this one included. */
                                     count: number;
                                 };
+                                /**
+                                 * BusyStall
+                                 * @description Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).
+                                 */
+                                busy_stall?: {
+                                    /** @description Tool calls in a row without news, this one included. */
+                                    count: number;
+                                    /** @description The step number of the first of them. */
+                                    since: number;
+                                    /** @description One sentence the model can act on. */
+                                    advice: string;
+                                };
                             };
                             /** DriftCheck */
                             drift: {
@@ -2628,6 +2649,18 @@ export interface operations {
                                 similar: string[];
                                 /** @description Calls in a row to tools the session does not have, this one included. */
                                 count: number;
+                            };
+                            /**
+                             * BusyStall
+                             * @description Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).
+                             */
+                            busy_stall?: {
+                                /** @description Tool calls in a row without news, this one included. */
+                                count: number;
+                                /** @description The step number of the first of them. */
+                                since: number;
+                                /** @description One sentence the model can act on. */
+                                advice: string;
                             };
                         };
                         /** DriftCheck */
@@ -4683,6 +4716,8 @@ export interface operations {
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
                             };
+                            /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                            busy_after?: number;
                             /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                             tools?: string[];
                         };
@@ -4812,6 +4847,8 @@ export interface operations {
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
                         };
+                        /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                        busy_after?: number;
                         /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                         tools?: string[];
                     };
@@ -4907,6 +4944,8 @@ export interface operations {
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
                             };
+                            /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                            busy_after?: number;
                             /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                             tools?: string[];
                         };
