@@ -3,7 +3,7 @@
  * budget). All optional and stored only when given, so a session created without them (or before
  * them) keeps the seed's answers; the defaults are applied where they are used.
  */
-import type { SessionBudget } from './budget.js'
+import { budgetProblem, type SessionBudget } from './budget.js'
 import { ESCALATION_MODES, type EscalationMode } from './escalation.js'
 import {
   DEFAULT_LOOP_KINDS,
@@ -91,10 +91,8 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
   if (c.resend_unchanged_after !== undefined && !(Number.isInteger(c.resend_unchanged_after) && c.resend_unchanged_after >= 1)) {
     return ['resend_unchanged_after', 'must be an integer >= 1']
   }
-  for (const dim of ['tokens', 'cost_usd'] as const) {
-    const v = c.budget?.[dim]
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) return [`budget/${dim}`, 'must be a number > 0']
-  }
+  const budget = c.budget === undefined ? null : budgetProblem(c.budget, 'budget')
+  if (budget !== null) return budget
   if (c.busy_after !== undefined && !(Number.isInteger(c.busy_after) && c.busy_after >= MIN_BUSY_AFTER && c.busy_after <= MAX_BUSY_AFTER)) {
     return ['busy_after', `must be an integer in [${MIN_BUSY_AFTER}, ${MAX_BUSY_AFTER}]`]
   }
@@ -121,7 +119,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.drift_abort !== undefined) out.drift_abort = c.drift_abort
   if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
   if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
-  if (c.budget !== undefined) out.budget = { ...c.budget }
+  if (c.budget !== undefined) out.budget = { ...c.budget, ...(c.budget.warn_at === undefined ? {} : { warn_at: [...c.budget.warn_at] }) }
   if (c.tools !== undefined) out.tools = [...new Set(c.tools)]
   if (c.busy_after !== undefined) out.busy_after = c.busy_after
   return out

@@ -174,9 +174,10 @@ export class GoalSession {
     const step_number = ++this.stepCount
     const { result: drift, events } = checked
     const state = this.tracker.getState()
-    const { verification, exceeded, loop, busy } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount, todoDone)
+    const { verification, exceeded, warnings, loop, busy } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount, todoDone)
     pushStepEvents(events, step_number, description, before, state, loop)
     if (busy !== null) events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns, kind: 'busy', busy_steps: busy.count, since: busy.since } })
+    for (const w of warnings) events.push({ type: 'budget_warning', data: w })
     if (exceeded !== null) events.push({ type: 'budget_exceeded', data: exceeded })
     return { step_number, verification, drift, state, events }
   }
@@ -254,10 +255,13 @@ export class GoalSession {
     return this.detection.gate(tool)
   }
 
-  /** The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per user turn). */
-  stop(maxBlocks: number): WithEvents<StopCheck> {
+  /**
+   * The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per
+   * user turn), never after an `abort` or once the agent's daily budget is spent.
+   */
+  stop(maxBlocks: number, agentBudgetSpent = false): WithEvents<StopCheck> {
     const open = (this.context.plan_tasks ?? planTasks(this.tracker)).filter((t) => t.status !== 'completed').map((t) => t.description)
-    const result = this.turn.stop(open, this.detection.aborted, maxBlocks)
+    const result = this.turn.stop(open, this.detection.aborted || agentBudgetSpent, maxBlocks)
     const data = { step_number: this.stepCount, outcome: result.outcome, open_items: result.open_items }
     return { result, events: result.block === null ? [{ type: 'stopped', data }] : [] }
   }

@@ -16,6 +16,7 @@ import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedS
 import { ToolList, unknownToolAdvice, type UnknownTool } from './unknown-tools.js'
 import { BusyWatch, type BusyJSON, type BusyStall } from './busy-stall.js'
 import { maskVolatile } from './output-mask.js'
+import type { AgentBudgetReport } from './agent-budget.js'
 
 export interface DetectionJSON {
   loops: LoopDetectorJSON
@@ -42,6 +43,8 @@ export interface DetectionVerdict {
   unknown_tool?: UnknownTool
   /** Busy but going nowhere: tool calls in a row that brought nothing new (config.busy_after). */
   busy_stall?: BusyStall
+  /** The agent's daily budget, on steps that spend when the agent has one (added by the service, agent-budget.ts). */
+  agent_budget?: AgentBudgetReport
 }
 
 export interface BudgetExceeded {
@@ -50,6 +53,15 @@ export interface BudgetExceeded {
   cost_usd: number
   budget_fraction: number
   reason: string
+}
+
+/** A warning threshold of the session's budget crossed (one per threshold). */
+export interface BudgetWarning {
+  step_number: number
+  threshold: number
+  tokens: number
+  cost_usd: number
+  budget_fraction: number
 }
 
 interface Pending {
@@ -104,7 +116,13 @@ export class SessionDetection {
     state: GoalState,
     repeatCount: number,
     todoDone = false,
-  ): { verification: StepVerification & DetectionVerdict; exceeded: BudgetExceeded | null; loop: LoopFinding | null; busy: BusyStall | null } {
+  ): {
+    verification: StepVerification & DetectionVerdict
+    exceeded: BudgetExceeded | null
+    warnings: BudgetWarning[]
+    loop: LoopFinding | null
+    busy: BusyStall | null
+  } {
     const p = this.pending!
     this.pending = null
     // A kind found here says more than the seed's state count (error_repeat rather than repeat).
@@ -145,13 +163,16 @@ export class SessionDetection {
       out.recommended_action = atLeast(out.recommended_action, p.unknown.count > 1 ? 'replan' : 'adjust')
       notes.push(unknownToolAdvice(p.unknown))
     }
+    if (spent.warning !== null) notes.push(spent.warning)
     if (spent.report.runaway) notes.push('runaway: the last steps spent at least twice the average rate without progress')
     if (notes.length > 0) out.reasoning = [out.reasoning, ...notes].join('; ')
     this.lastAction = out.recommended_action
     const exceeded = spent.newly_exceeded
       ? { step_number: p.step, tokens: spent.report.tokens, cost_usd: spent.report.cost_usd, budget_fraction: spent.report.budget_fraction!, reason: spent.reason! }
       : null
-    return { verification: out, exceeded, loop, busy: busy !== null && busy.count === after ? busy : null }
+    const { tokens, cost_usd, budget_fraction } = spent.report
+    const warnings = (spent.report.crossed ?? []).map((threshold) => ({ step_number: p.step, threshold, tokens, cost_usd, budget_fraction: budget_fraction! }))
+    return { verification: out, exceeded, warnings, loop, busy: busy !== null && busy.count === after ? busy : null }
   }
 
   /** The tools the session has: the list the agent reported, else config.tools; null when neither is known. */

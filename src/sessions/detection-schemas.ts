@@ -4,6 +4,7 @@ import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
 import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/busy-stall.js'
+import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/budget.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
@@ -55,12 +56,25 @@ const thresholds = Object.fromEntries(
   ]),
 )
 
+/** Warning thresholds of a budget (a session's, an agent's daily). */
+export const WarnAt = Type.Array(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }), {
+  maxItems: WARN_AT_MAX,
+  description: `Fractions of the budget whose crossing is a warning, ascending (default ${DEFAULT_WARN_AT.join(', ')}): in the verdict (\`warning\`, \`crossed\`) and one event per threshold crossed.`,
+})
+
 const Budget = Type.Object(
   {
     tokens: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Tokens the steps may report in all.' })),
     cost_usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Dollars the steps may report in all.' })),
+    warn_at: Type.Optional(WarnAt),
+    usd_per_million_tokens: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, description: "Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred)." }),
+    ),
   },
-  { additionalProperties: false, description: 'Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once).' },
+  {
+    additionalProperties: false,
+    description: 'Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once).',
+  },
 )
 
 /** The detection fields of SessionConfigInput; stored and returned only when given. */
@@ -120,7 +134,14 @@ export const DetectionConfig = {
   drift_abort: Type.Optional(Type.Boolean()),
   skip_unchanged: Type.Optional(Type.Boolean()),
   resend_unchanged_after: Type.Optional(Type.Integer()),
-  budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),
+  budget: Type.Optional(
+    Type.Object({
+      tokens: Type.Optional(Type.Number()),
+      cost_usd: Type.Optional(Type.Number()),
+      warn_at: Type.Optional(Type.Array(Type.Number())),
+      usd_per_million_tokens: Type.Optional(Type.Number()),
+    }),
+  ),
   tools: Type.Optional(Type.Array(Type.String())),
   busy_after: Type.Optional(Type.Integer()),
 }
@@ -167,8 +188,22 @@ export const SpendReport = Type.Object(
     // `type: [number, null]` rather than anyOf: the reply serializer then needs no validator.
     budget_fraction: Type.Unsafe<number | null>({ type: ['number', 'null'], description: 'Spent / budget (the larger over tokens and cost_usd); null without a budget.' }),
     runaway: Type.Boolean({ description: 'The last 5 steps spent at least twice the session\'s average rate while the plan did not move.' }),
+    warning: Type.Optional(Type.Number({ description: 'The highest warning threshold (budget.warn_at) reached so far.' })),
+    crossed: Type.Optional(Type.Array(Type.Number(), { description: 'The warning thresholds this step crossed.' })),
   },
   { title: 'SpendReport', description: 'On sessions with a budget or steps reporting tokens / cost_usd.' },
+)
+
+export const AgentBudgetReport = Type.Object(
+  {
+    day: Type.String({ description: "The day counted, in the agent's timezone (YYYY-MM-DD)." }),
+    tokens: Type.Number({ description: 'Tokens all sessions of the agent reported that day.' }),
+    cost_usd: Type.Number({ description: 'Dollars all sessions of the agent reported that day.' }),
+    budget_fraction: Type.Number({ description: 'Spent / daily budget, the larger over tokens and cost_usd.' }),
+    warning: Type.Optional(Type.Number({ description: 'The highest warning threshold reached that day.' })),
+    crossed: Type.Optional(Type.Array(Type.Number(), { description: 'The warning thresholds this step crossed.' })),
+  },
+  { title: 'AgentBudgetReport', description: "The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent." },
 )
 
 export const UnchangedSkip = Type.Object(

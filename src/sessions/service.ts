@@ -18,6 +18,10 @@ import type { StopCheck } from '../engine/agent-turn.js'
 import type { StepTool } from '../engine/loops.js'
 import { SessionConfigError } from '../engine/session-config.js'
 import { toolsProblem } from '../engine/detection-config.js'
+import { stepCost } from '../engine/budget.js'
+import { toolCallText } from '../engine/loops.js'
+import { truncateChars } from '../engine/text.js'
+import { AgentDays } from './agent-days.js'
 import { badRequest, conflict, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
@@ -47,6 +51,7 @@ export interface SessionsDeps {
   cacheMax?: number
 }
 
+
 export class SessionsService implements TurnPartsProvider {
   readonly store: SessionStore
   private readonly db: SqlDatabase
@@ -54,9 +59,11 @@ export class SessionsService implements TurnPartsProvider {
   private readonly metrics: Metrics
   private readonly llmVerify: LlmVerifyFn | undefined
   private readonly embeddings: GoalEmbeddings | undefined
+  private readonly daily: AgentDays
 
   constructor(deps: SessionsDeps) {
     this.db = deps.db
+    this.daily = new AgentDays(deps.db, deps.clock)
     this.clock = deps.clock
     this.metrics = deps.metrics
     this.llmVerify = deps.llmVerify
@@ -182,27 +189,31 @@ export class SessionsService implements TurnPartsProvider {
     const output = input.output ?? ''
     // As the journal will replay them (through the row's columns), so a restart gives the same verdicts.
     const signals = signalsOf(signalColumns(input))
-    const stepOn = (raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
+    // Only a step that spends can move the agent's day: the others need not read its budget.
+    const day = signals.tokens !== undefined || signals.cost_usd !== undefined ? await this.daily.budgetOf(agentId, this.clock()) : null
+    const stepOn = (s: GoalSession, raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
       noteFallback(raw.drift, looked)
       const { events, ...result } = raw
-      return { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result } }
+      const outcome: Outcome<StepResult> = { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result } }
+      if (day !== null) outcome.inTransaction = () => this.daily.charge(agentId, id, day, signals.tokens ?? 0, stepCost(signals.tokens, signals.cost_usd, s.config.budget?.usd_per_million_tokens), outcome)
+      return outcome
     }
     // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
     if (this.llmVerify === undefined && this.embeddings === undefined) {
-      return this.counted(await this.write(agentId, id, (s) => stepOn(s.step(description, output, undefined, signals)), uow))
+      return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, undefined, signals)), uow))
     }
     const meta = await this.store.meta(agentId, id)
     assertActive(meta)
     const looked = await lookUp(this.embeddings, meta, description)
     if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
-      return this.counted(await this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked), signals), looked), uow))
+      return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, similarityFor(s, looked), signals), looked), uow))
     }
     let key: SessionKey = meta
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const copy = await this.store.load(key)
       const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked), signals)
       // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
-      const outcome = { ...stepOn(raw, looked), snapshot: true }
+      const outcome = { ...stepOn(copy.session, raw, looked), snapshot: true }
       try {
         return this.counted(await this.store.persistCopy(uow, key, copy, outcome))
       } catch (err) {
@@ -315,14 +326,20 @@ export class SessionsService implements TurnPartsProvider {
     return { tools: await this.write(agentId, id, (s) => ({ result: s.reportTools(tools) })) }
   }
 
-  /** Read-only: why a coding agent should not make this tool call now, or null. */
-  gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
+  /** Read-only: why a coding agent should not make this tool call now (the agent's daily budget spent, SessionDetection.gate), or null. */
+  async gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
+    const spent = await this.daily.spent(agentId)
+    if (spent !== null) {
+      await this.store.key(agentId, id)
+      return `goalkeeper: ${spent}, so "${truncateChars(toolCallText(tool), 120)}" is not run. Stop here and report what is done and what is left.`
+    }
     return this.store.read(agentId, id, (s) => s.gateTool(tool))
   }
 
   /** A coding agent wants to stop: whether to ask it to carry on with open plan items (`session.stopped` when it may stop). */
-  stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
-    return this.write(agentId, id, (s) => s.stop(maxBlocks))
+  async stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
+    const spent = (await this.daily.spent(agentId)) !== null
+    return this.write(agentId, id, (s) => s.stop(maxBlocks, spent))
   }
 
   /** A coding agent's context was compacted: its next answer recites the session (`reciteAfterCompaction`). */

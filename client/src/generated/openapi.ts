@@ -1273,6 +1273,8 @@ export interface operations {
                                 budget?: {
                                     tokens?: number;
                                     cost_usd?: number;
+                                    warn_at?: number[];
+                                    usd_per_million_tokens?: number;
                                 };
                                 tools?: string[];
                                 busy_after?: number;
@@ -1419,12 +1421,16 @@ export interface operations {
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
                         resend_unchanged_after?: number;
-                        /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                        /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                         budget?: {
                             /** @description Tokens the steps may report in all. */
                             tokens?: number;
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                            /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                            usd_per_million_tokens?: number;
                         };
                         /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                         busy_after?: number;
@@ -1494,6 +1500,8 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
                             };
                             tools?: string[];
                             busy_after?: number;
@@ -1624,6 +1632,8 @@ export interface operations {
                                     budget?: {
                                         tokens?: number;
                                         cost_usd?: number;
+                                        warn_at?: number[];
+                                        usd_per_million_tokens?: number;
                                     };
                                     tools?: string[];
                                     busy_after?: number;
@@ -1756,6 +1766,8 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
                             };
                             tools?: string[];
                             busy_after?: number;
@@ -1936,6 +1948,8 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
                             };
                             tools?: string[];
                             busy_after?: number;
@@ -2070,6 +2084,8 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
                             };
                             tools?: string[];
                             busy_after?: number;
@@ -2209,6 +2225,8 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
                             };
                             tools?: string[];
                             busy_after?: number;
@@ -2467,6 +2485,10 @@ export interface operations {
                                     budget_fraction: number | null;
                                     /** @description The last 5 steps spent at least twice the session's average rate while the plan did not move. */
                                     runaway: boolean;
+                                    /** @description The highest warning threshold (budget.warn_at) reached so far. */
+                                    warning?: number;
+                                    /** @description The warning thresholds this step crossed. */
+                                    crossed?: number[];
                                 };
                                 /**
                                  * UnknownTool
@@ -2491,6 +2513,24 @@ export interface operations {
                                     since: number;
                                     /** @description One sentence the model can act on. */
                                     advice: string;
+                                };
+                                /**
+                                 * AgentBudgetReport
+                                 * @description The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent.
+                                 */
+                                agent_budget?: {
+                                    /** @description The day counted, in the agent's timezone (YYYY-MM-DD). */
+                                    day: string;
+                                    /** @description Tokens all sessions of the agent reported that day. */
+                                    tokens: number;
+                                    /** @description Dollars all sessions of the agent reported that day. */
+                                    cost_usd: number;
+                                    /** @description Spent / daily budget, the larger over tokens and cost_usd. */
+                                    budget_fraction: number;
+                                    /** @description The highest warning threshold reached that day. */
+                                    warning?: number;
+                                    /** @description The warning thresholds this step crossed. */
+                                    crossed?: number[];
                                 };
                             };
                             /** DriftCheck */
@@ -2637,6 +2677,10 @@ export interface operations {
                                 budget_fraction: number | null;
                                 /** @description The last 5 steps spent at least twice the session's average rate while the plan did not move. */
                                 runaway: boolean;
+                                /** @description The highest warning threshold (budget.warn_at) reached so far. */
+                                warning?: number;
+                                /** @description The warning thresholds this step crossed. */
+                                crossed?: number[];
                             };
                             /**
                              * UnknownTool
@@ -2661,6 +2705,24 @@ export interface operations {
                                 since: number;
                                 /** @description One sentence the model can act on. */
                                 advice: string;
+                            };
+                            /**
+                             * AgentBudgetReport
+                             * @description The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent.
+                             */
+                            agent_budget?: {
+                                /** @description The day counted, in the agent's timezone (YYYY-MM-DD). */
+                                day: string;
+                                /** @description Tokens all sessions of the agent reported that day. */
+                                tokens: number;
+                                /** @description Dollars all sessions of the agent reported that day. */
+                                cost_usd: number;
+                                /** @description Spent / daily budget, the larger over tokens and cost_usd. */
+                                budget_fraction: number;
+                                /** @description The highest warning threshold reached that day. */
+                                warning?: number;
+                                /** @description The warning thresholds this step crossed. */
+                                crossed?: number[];
                             };
                         };
                         /** DriftCheck */
@@ -4709,12 +4771,16 @@ export interface operations {
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
                             resend_unchanged_after?: number;
-                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                             budget?: {
                                 /** @description Tokens the steps may report in all. */
                                 tokens?: number;
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
+                                /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                                warn_at?: number[];
+                                /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                                usd_per_million_tokens?: number;
                             };
                             /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                             busy_after?: number;
@@ -4728,6 +4794,14 @@ export interface operations {
                             /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
                             tool_output: "store" | "digest";
                         };
+                        daily_budget: {
+                            /** @description Tokens all sessions of the agent may report in a day. */
+                            tokens?: number;
+                            /** @description Dollars all sessions of the agent may report in a day. */
+                            cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                        } | null;
                     };
                 };
             };
@@ -4840,12 +4914,16 @@ export interface operations {
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
                         resend_unchanged_after?: number;
-                        /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                        /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                         budget?: {
                             /** @description Tokens the steps may report in all. */
                             tokens?: number;
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                            /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                            usd_per_million_tokens?: number;
                         };
                         /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                         busy_after?: number;
@@ -4858,6 +4936,14 @@ export interface operations {
                         /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
                         tool_output?: "store" | "digest";
                     };
+                    daily_budget?: {
+                        /** @description Tokens all sessions of the agent may report in a day. */
+                        tokens?: number;
+                        /** @description Dollars all sessions of the agent may report in a day. */
+                        cost_usd?: number;
+                        /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                        warn_at?: number[];
+                    } | null;
                 };
             };
         };
@@ -4937,12 +5023,16 @@ export interface operations {
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
                             resend_unchanged_after?: number;
-                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                             budget?: {
                                 /** @description Tokens the steps may report in all. */
                                 tokens?: number;
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
+                                /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                                warn_at?: number[];
+                                /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                                usd_per_million_tokens?: number;
                             };
                             /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                             busy_after?: number;
@@ -4956,6 +5046,14 @@ export interface operations {
                             /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
                             tool_output: "store" | "digest";
                         };
+                        daily_budget: {
+                            /** @description Tokens all sessions of the agent may report in a day. */
+                            tokens?: number;
+                            /** @description Dollars all sessions of the agent may report in a day. */
+                            cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                        } | null;
                     };
                 };
             };
@@ -5203,7 +5301,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test" | "session.budget_warning" | "agent.budget_warning" | "agent.budget_exceeded")[];
                     description?: string;
                 };
             };
@@ -5385,7 +5483,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url?: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test" | "session.budget_warning" | "agent.budget_warning" | "agent.budget_exceeded")[];
                     description?: string | null;
                     status?: "active" | "disabled";
                 };
