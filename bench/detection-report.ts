@@ -29,6 +29,8 @@ export interface FileFigures {
   ranOutAtH: [told: number, of: number]
   actions: Record<string, number>
   refused: string[]
+  /** Per budget-warning threshold (0.5, 0.8): runs that went well warned at all; runs that ran out warned early; those told replan/abort or warned early. */
+  budget: Record<string, { well: number; ranOutEarly: number; eitherEarly: number }>
 }
 
 const firstWarning = (r: RunResult) => Math.min(r.firstReplan ?? Infinity, r.firstAbort ?? Infinity)
@@ -65,7 +67,25 @@ export function figures(file: string, results: RunResult[]): FileFigures {
     ranOutAtH: horizon === null ? [0, 0] : atHorizon(out, horizon),
     actions,
     refused: results.flatMap((r) => r.refused.map((x) => `${r.id} ${x}`)),
+    budget: Object.fromEntries(
+      ['0.5', '0.8'].map((t) => {
+        const early = (r: RunResult) => (r.budgetWarned[t] ?? Infinity) <= Math.floor(EARLY_SHARE * r.steps)
+        return [t, {
+          well: well.filter((r) => r.budgetWarned[t] !== undefined).length,
+          ranOutEarly: out.filter(early).length,
+          eitherEarly: out.filter((r) => early(r) || firstWarning(r) <= Math.floor(EARLY_SHARE * r.steps)).length,
+        }]
+      }),
+    ),
   }
+}
+
+/** The budget warnings' line of a file (a setting whose steps report cost), or null when none was given. */
+export function budgetLine(f: FileFigures): string | null {
+  const b = f.budget
+  if (Object.values(b).every((x) => x.well === 0 && x.ranOutEarly === 0)) return null
+  const part = (t: string) => `≥${Number(t) * 100}%: went well warned ${pct(b[t]!.well, f.well)}, ran out warned early ${pct(b[t]!.ranOutEarly, f.ranOut)}, told replan/abort or warned early ${pct(b[t]!.eitherEarly, f.ranOut)}`
+  return `${f.file} budget warnings ${part('0.5')}; ${part('0.8')}`
 }
 
 const per100 = (n: number, steps: number) => (steps === 0 ? '–' : ((100 * n) / steps).toFixed(2))

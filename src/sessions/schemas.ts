@@ -108,6 +108,7 @@ export const Session = Type.Object(
     metadata: Metadata,
     state: GoalState,
     external_id: Type.Union([ExternalId, Type.Null()]),
+    parent_id: Type.Union([Type.String(), Type.Null()], { description: 'The session this one works for (a sub-agent\'s session names its parent\'s); null when none.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -124,6 +125,9 @@ export const CreateSessionBody = Body(
     config: Type.Optional(SessionConfigInput),
     metadata: Type.Optional(Metadata),
     external_id: Type.Optional(ExternalId),
+    parent_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: "A session of the same agent this one works for (a sub-agent's session names its parent's)." }),
+    ),
   },
   { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
 )
@@ -148,6 +152,7 @@ export const SessionListQuery = Type.Object({
   ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),
   external_id: Type.Optional(ExternalId),
+  parent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A parent session's id: its sub-agents' sessions." })),
 })
 
 export const SetGoalBody = Body(

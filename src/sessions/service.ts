@@ -93,6 +93,9 @@ export class SessionsService implements TurnPartsProvider {
       if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: fieldPath('body', 'config', err.field), message: err.message }])
       throw err
     }
+    if (input.parent_id !== undefined && (await this.store.repo.key(agentId, input.parent_id)) === undefined) {
+      throw badRequest(`parent_id ${JSON.stringify(input.parent_id)} is not a session of this agent.`, [{ path: fieldPath('body', 'parent_id'), message: 'no such session' }])
+    }
     const now = this.clock()
     const row = {
       id: newId('ses', now),
@@ -105,6 +108,7 @@ export class SessionsService implements TurnPartsProvider {
       state: JSON.stringify(session.state()),
       version: 1,
       external_id: input.external_id ?? null,
+      parent_id: input.parent_id ?? null,
       created_at: now,
       updated_at: now,
     }

@@ -1212,6 +1212,8 @@ export interface operations {
                 status?: "active" | "archived";
                 /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
                 external_id?: string;
+                /** @description A parent session's id: its sub-agents' sessions. */
+                parent_id?: string;
             };
             header?: never;
             path?: never;
@@ -1300,6 +1302,8 @@ export interface operations {
                                 timestamp: string;
                             };
                             external_id: string | null;
+                            /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                            parent_id: string | null;
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:00:00.000Z
@@ -1443,6 +1447,8 @@ export interface operations {
                     };
                     /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
                     external_id?: string;
+                    /** @description A session of the same agent this one works for (a sub-agent's session names its parent's). */
+                    parent_id?: string;
                 };
             };
         };
@@ -1527,6 +1533,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1569,6 +1577,8 @@ export interface operations {
                 status?: "active" | "archived";
                 /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
                 external_id?: string;
+                /** @description A parent session's id: its sub-agents' sessions. */
+                parent_id?: string;
             };
             header?: never;
             path?: never;
@@ -1659,6 +1669,8 @@ export interface operations {
                                     timestamp: string;
                                 };
                                 external_id: string | null;
+                                /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                                parent_id: string | null;
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-22T09:00:00.000Z
@@ -1793,6 +1805,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1975,6 +1989,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2111,6 +2127,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2252,6 +2270,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z

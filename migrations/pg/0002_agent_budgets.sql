@@ -8,4 +8,6 @@ CREATE TABLE "agent_daily_spend" (
 );
 --> statement-breakpoint
 ALTER TABLE "agent_settings" ADD COLUMN "daily_budget" text DEFAULT '{}' NOT NULL;--> statement-breakpoint
-ALTER TABLE "agent_daily_spend" ADD CONSTRAINT "agent_daily_spend_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;
+ALTER TABLE "sessions" ADD COLUMN "parent_id" text;--> statement-breakpoint
+ALTER TABLE "agent_daily_spend" ADD CONSTRAINT "agent_daily_spend_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "sessions_agent_parent_idx" ON "sessions" USING btree ("agent_id","parent_id");

@@ -8,4 +8,6 @@ CREATE TABLE `agent_daily_spend` (
 	FOREIGN KEY (`agent_id`) REFERENCES `agents`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-ALTER TABLE `agent_settings` ADD `daily_budget` text DEFAULT '{}' NOT NULL;
+ALTER TABLE `agent_settings` ADD `daily_budget` text DEFAULT '{}' NOT NULL;--> statement-breakpoint
+ALTER TABLE `sessions` ADD `parent_id` text;--> statement-breakpoint
+CREATE INDEX `sessions_agent_parent_idx` ON `sessions` (`agent_id`,`parent_id`);
