@@ -1,8 +1,10 @@
 /**
  * A goal session's detection beyond the seed, wired around its GoalTracker: loop kinds (loops.ts),
- * graduated escalation (escalation.ts), spend and budget (budget.ts) and reminders that don't nag
- * (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
- * the tracker's verdict after; with a session's default config every answer is the seed's.
+ * graduated escalation (escalation.ts), spend, budget and its warnings (budget.ts), calls to tools
+ * the session does not have (unknown-tools.ts), busy stalls (busy-stall.ts) and reminders that
+ * don't nag (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and
+ * hands it the tracker's verdict after; with a stored session's config (no detection fields) every
+ * answer is the seed's.
  */
 import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
 import { detectionSettings, type DetectionConfig, type DetectionSettings } from './detection-config.js'
