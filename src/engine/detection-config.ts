@@ -18,6 +18,7 @@ import {
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
 import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'
+import { OPINION_DEFAULTS, opinionProblem, type SecondOpinionConfig } from './second-opinion.js'
 import { defined } from './defined.js'
 
 export interface DetectionConfig {
@@ -44,6 +45,8 @@ export interface DetectionConfig {
   tools?: string[]
   /** Tool calls in a row without news that make a busy stall (busy-stall.ts); absent: not watched. */
   busy_after?: number
+  /** A periodic second opinion of the configured LLM (second-opinion.ts); absent: none. */
+  second_opinion?: SecondOpinionConfig
 }
 
 export type AlignmentMode = 'keywords' | 'evidence'
@@ -96,6 +99,10 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
   if (c.busy_after !== undefined && !(Number.isInteger(c.busy_after) && c.busy_after >= MIN_BUSY_AFTER && c.busy_after <= MAX_BUSY_AFTER)) {
     return ['busy_after', `must be an integer in [${MIN_BUSY_AFTER}, ${MAX_BUSY_AFTER}]`]
   }
+  if (c.second_opinion !== undefined) {
+    const o = opinionProblem(c.second_opinion)
+    if (o !== null) return o
+  }
   if (c.tools !== undefined) return toolsProblem(c.tools, 'tools')
   return null
 }
@@ -122,6 +129,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.budget !== undefined) out.budget = { ...c.budget, ...(c.budget.warn_at === undefined ? {} : { warn_at: [...c.budget.warn_at] }) }
   if (c.tools !== undefined) out.tools = [...new Set(c.tools)]
   if (c.busy_after !== undefined) out.busy_after = c.busy_after
+  if (c.second_opinion !== undefined) out.second_opinion = { ...c.second_opinion }
   return out
 }
 
@@ -136,6 +144,8 @@ export interface DetectionSettings {
   budget: SessionBudget | undefined
   tools: ToolList | null
   busy_after: number | null
+  /** Steps between two second opinions. */
+  opinion_every: number
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -154,5 +164,6 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     budget: c.budget,
     tools: c.tools === undefined ? null : new ToolList(c.tools),
     busy_after: c.busy_after ?? null,
+    opinion_every: c.second_opinion?.every ?? OPINION_DEFAULTS.every,
   }
 }

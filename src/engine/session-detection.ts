@@ -19,6 +19,7 @@ import { ToolList, unknownToolAdvice, type UnknownTool } from './unknown-tools.j
 import { BusyWatch, type BusyJSON, type BusyStall } from './busy-stall.js'
 import { maskVolatile } from './output-mask.js'
 import type { AgentBudgetReport } from './agent-budget.js'
+import { OpinionSchedule, type OpinionOutcome, type SecondOpinionReport } from './second-opinion.js'
 
 export interface DetectionJSON {
   loops: LoopDetectorJSON
@@ -33,6 +34,8 @@ export interface DetectionJSON {
   unknown_run?: number
   /** The busy-stall watch (absent in older snapshots and on sessions without busy_after). */
   busy?: BusyJSON
+  /** The step number the next second opinion comes with (absent: config.second_opinion.after). */
+  opinion_at?: number
 }
 
 /** The verdict's additions: present only when there is something to say. */
@@ -47,6 +50,8 @@ export interface DetectionVerdict {
   busy_stall?: BusyStall
   /** The agent's daily budget, on steps that spend when the agent has one (added by the service, agent-budget.ts). */
   agent_budget?: AgentBudgetReport
+  /** The LLM's second opinion, on a step it was asked for (config.second_opinion). */
+  second_opinion?: SecondOpinionReport
 }
 
 export interface BudgetExceeded {
@@ -86,9 +91,16 @@ export class SessionDetection {
   private reported: ToolList | null = null
   private unknownRun = 0
   private busy = new BusyWatch()
+  private opinion: OpinionSchedule | null
 
   constructor(config: DetectionConfig) {
     this.settings = detectionSettings(config)
+    this.opinion = config.second_opinion === undefined ? null : new OpinionSchedule(config.second_opinion)
+  }
+
+  /** Whether the next step (number `step`) comes with a second opinion. */
+  opinionDue(step: number): boolean {
+    return this.opinion?.due(step) === true
   }
 
   /** Records the step in the loop window; the tracker options that make its loop verdict. */
@@ -118,6 +130,7 @@ export class SessionDetection {
     state: GoalState,
     repeatCount: number,
     todoDone = false,
+    opinion?: OpinionOutcome,
   ): {
     verification: StepVerification & DetectionVerdict
     exceeded: BudgetExceeded | null
@@ -165,6 +178,7 @@ export class SessionDetection {
       out.recommended_action = atLeast(out.recommended_action, p.unknown.count > 1 ? 'replan' : 'adjust')
       notes.push(unknownToolAdvice(p.unknown))
     }
+    if (opinion !== undefined && this.opinion !== null) this.opinion.apply(p.step, opinion, this.settings.opinion_every, out)
     if (spent.warning !== null) notes.push(spent.warning)
     if (spent.report.runaway) notes.push('runaway: the last steps spent at least twice the average rate without progress')
     if (notes.length > 0) out.reasoning = [out.reasoning, ...notes].join('; ')
@@ -274,6 +288,7 @@ export class SessionDetection {
       ...(this.reported === null ? {} : { reported_tools: [...this.reported.names] }),
       ...(this.unknownRun === 0 ? {} : { unknown_run: this.unknownRun }),
       ...(this.settings.busy_after === null ? {} : { busy: this.busy.toJSON() }),
+      ...(this.opinion === null ? {} : { opinion_at: this.opinion.toJSON() }),
     }
   }
 
@@ -287,6 +302,7 @@ export class SessionDetection {
     d.reported = json?.reported_tools === undefined ? null : new ToolList(json.reported_tools)
     d.unknownRun = json?.unknown_run ?? 0
     d.busy = BusyWatch.fromJSON(json?.busy)
+    if (config.second_opinion !== undefined) d.opinion = new OpinionSchedule(config.second_opinion, json?.opinion_at)
     return d
   }
 }

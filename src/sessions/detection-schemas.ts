@@ -5,6 +5,7 @@ import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-conf
 import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/busy-stall.js'
 import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/budget.js'
+import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/second-opinion.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
@@ -77,6 +78,35 @@ const Budget = Type.Object(
   },
 )
 
+const SecondOpinionInput = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: OPINION_MIN, maximum: OPINION_MAX, description: `Steps before the first opinion (default ${OPINION_DEFAULTS.after}).` })),
+    every: Type.Optional(
+      Type.Integer({
+        minimum: OPINION_MIN,
+        maximum: OPINION_MAX,
+        description: `Steps between two opinions (default ${OPINION_DEFAULTS.every}); half as many after an unsure answer (confidence below ${UNSURE}, or a "no" the second call did not confirm).`,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      `A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last ${OPINION_STEPS} steps and answers whether the agent is making progress. ` +
+      `A "no" with confidence ${CONFIDENT} or more, confirmed by a second call, answers replan with its analysis (\`verification.second_opinion\`). A provider that fails changes no verdict. Off when absent.`,
+  },
+)
+
+export const SecondOpinionReport = Type.Object(
+  {
+    progress: Type.Boolean({ description: 'Whether the model finds the agent making progress.' }),
+    confidence: Type.Number({ description: 'Its confidence, 0 to 1.' }),
+    analysis: Type.String({ description: 'What it finds going wrong and what to do instead (may be empty).' }),
+    confirmed: Type.Boolean({ description: `A "no" with confidence ${CONFIDENT} or more that a second call agreed with: the step answers at least replan.` }),
+  },
+  { title: 'SecondOpinion', description: 'The LLM\'s second opinion, on a step it was asked for (config.second_opinion).' },
+)
+
 /** The detection fields of SessionConfigInput; stored and returned only when given. */
 export const DetectionConfigInput = {
   loop_detection: Type.Optional(Type.Boolean({ description: 'false turns every loop kind off (default true).' })),
@@ -121,6 +151,7 @@ export const DetectionConfigInput = {
     }),
   ),
   tools: Type.Optional(ToolNames('The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.')),
+  second_opinion: Type.Optional(SecondOpinionInput),
 }
 
 /** The same fields as a stored session returns them. */
@@ -144,6 +175,7 @@ export const DetectionConfig = {
   ),
   tools: Type.Optional(Type.Array(Type.String())),
   busy_after: Type.Optional(Type.Integer()),
+  second_opinion: Type.Optional(Type.Object({ after: Type.Optional(Type.Integer()), every: Type.Optional(Type.Integer()) })),
 }
 
 /** The optional step fields beside description and output. */

@@ -2,7 +2,7 @@ import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
-import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, AgentBudgetReport } from './detection-schemas.js'
+import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
 
 /** TypeBox schemas of API.md "Goal sessions": one per shape, used for validation, types and OpenAPI. */
 
@@ -179,6 +179,7 @@ export const StepVerification = Type.Object(
     unknown_tool: Type.Optional(UnknownTool),
     busy_stall: Type.Optional(BusyStall),
     agent_budget: Type.Optional(AgentBudgetReport),
+    second_opinion: Type.Optional(SecondOpinionReport),
   },
   { title: 'StepVerification' },
 )

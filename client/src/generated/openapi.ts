@@ -1280,6 +1280,10 @@ export interface operations {
                                 };
                                 tools?: string[];
                                 busy_after?: number;
+                                second_opinion?: {
+                                    after?: number;
+                                    every?: number;
+                                };
                             };
                             /** @description Free-form JSON object, returned as given. */
                             metadata: {
@@ -1440,6 +1444,13 @@ export interface operations {
                         busy_after?: number;
                         /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                         tools?: string[];
+                        /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                        second_opinion?: {
+                            /** @description Steps before the first opinion (default 10). */
+                            after?: number;
+                            /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                            every?: number;
+                        };
                     };
                     /** @description Free-form JSON object, returned as given. */
                     metadata?: {
@@ -1511,6 +1522,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
+                            };
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -1647,6 +1662,10 @@ export interface operations {
                                     };
                                     tools?: string[];
                                     busy_after?: number;
+                                    second_opinion?: {
+                                        after?: number;
+                                        every?: number;
+                                    };
                                 };
                                 /** @description Free-form JSON object, returned as given. */
                                 metadata: {
@@ -1783,6 +1802,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
+                            };
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -1967,6 +1990,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
+                            };
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2105,6 +2132,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
+                            };
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2248,6 +2279,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
+                            };
                         };
                         /** @description Free-form JSON object, returned as given. */
                         metadata: {
@@ -2552,6 +2587,20 @@ export interface operations {
                                     /** @description The warning thresholds this step crossed. */
                                     crossed?: number[];
                                 };
+                                /**
+                                 * SecondOpinion
+                                 * @description The LLM's second opinion, on a step it was asked for (config.second_opinion).
+                                 */
+                                second_opinion?: {
+                                    /** @description Whether the model finds the agent making progress. */
+                                    progress: boolean;
+                                    /** @description Its confidence, 0 to 1. */
+                                    confidence: number;
+                                    /** @description What it finds going wrong and what to do instead (may be empty). */
+                                    analysis: string;
+                                    /** @description A "no" with confidence 0.9 or more that a second call agreed with: the step answers at least replan. */
+                                    confirmed: boolean;
+                                };
                             };
                             /** DriftCheck */
                             drift: {
@@ -2743,6 +2792,20 @@ export interface operations {
                                 warning?: number;
                                 /** @description The warning thresholds this step crossed. */
                                 crossed?: number[];
+                            };
+                            /**
+                             * SecondOpinion
+                             * @description The LLM's second opinion, on a step it was asked for (config.second_opinion).
+                             */
+                            second_opinion?: {
+                                /** @description Whether the model finds the agent making progress. */
+                                progress: boolean;
+                                /** @description Its confidence, 0 to 1. */
+                                confidence: number;
+                                /** @description What it finds going wrong and what to do instead (may be empty). */
+                                analysis: string;
+                                /** @description A "no" with confidence 0.9 or more that a second call agreed with: the step answers at least replan. */
+                                confirmed: boolean;
                             };
                         };
                         /** DriftCheck */
@@ -4806,6 +4869,13 @@ export interface operations {
                             busy_after?: number;
                             /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                             tools?: string[];
+                            /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                            second_opinion?: {
+                                /** @description Steps before the first opinion (default 10). */
+                                after?: number;
+                                /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                                every?: number;
+                            };
                         };
                         /** HookSettings */
                         hooks: {
@@ -4949,6 +5019,13 @@ export interface operations {
                         busy_after?: number;
                         /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                         tools?: string[];
+                        /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                        second_opinion?: {
+                            /** @description Steps before the first opinion (default 10). */
+                            after?: number;
+                            /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                            every?: number;
+                        };
                     };
                     hooks?: {
                         /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
@@ -5058,6 +5135,13 @@ export interface operations {
                             busy_after?: number;
                             /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                             tools?: string[];
+                            /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                            second_opinion?: {
+                                /** @description Steps before the first opinion (default 10). */
+                                after?: number;
+                                /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                                every?: number;
+                            };
                         };
                         /** HookSettings */
                         hooks: {
