@@ -3,6 +3,7 @@
  * keeps drift, progress, loop and stall state, and recommends continue / adjust / replan / abort.
  */
 import { isoAt, wallClock, type Clock } from './clock.js'
+import { cutText } from './text.js'
 import { askLlm, buildVerifyPrompt, describeFallback, type LlmVerifyFn } from './llm-verify.js'
 import {
   isAligned,
@@ -277,7 +278,7 @@ export class GoalTracker {
     if (this.keepHistory) {
       this.history.push({
         ...result,
-        description: description.slice(0, 200),
+        description: cutText(description, 200),
         drift_score: this.drift,
         progress: this.progress,
         timestamp: isoAt(this.clock()),

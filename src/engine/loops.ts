@@ -8,6 +8,7 @@
 import { callKind } from './code-entities.js'
 import { maskVolatile } from './output-mask.js'
 import { stateHash } from './step-alignment.js'
+import { cutText } from './text.js'
 
 export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call', 'same_result', 'error_cascade', 'same_edit'] as const
 export type LoopKind = (typeof LOOP_KINDS)[number]
@@ -153,8 +154,8 @@ export function stepStateHash(description: string, output: string, tool?: StepTo
 }
 
 function label(text: string): string {
-  const one = text.slice(0, 4 * LABEL_MAX).replace(/\s+/g, ' ').trim()
-  return one.length > LABEL_MAX ? `${one.slice(0, LABEL_MAX - 1)}…` : one
+  const one = cutText(text, 4 * LABEL_MAX).replace(/\s+/g, ' ').trim()
+  return one.length > LABEL_MAX ? `${cutText(one, LABEL_MAX - 1)}…` : one
 }
 
 function listSteps(steps: number[]): string {

@@ -2,7 +2,9 @@
  * What a coding agent's model reads after a tool call whose verdict is not `continue`: one short
  * paragraph saying what goalkeeper saw (the loop and its advice, the drift with the goal restated,
  * the stall, the spend) and what to do. A `continue` says nothing (no tokens spent), unless the
- * step crossed a budget warning: that is context, never a deny.
+ * step crossed a budget warning: that is context, never a deny; nor does an `adjust` for one step
+ * that scored low and nothing else (a single off-goal-looking call is no finding, and a model told
+ * so after every such call learns to ignore the hook).
  */
 import type { StepResult } from '../engine/goal-session.js'
 import { DRIFT_WARNING, PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
@@ -45,6 +47,9 @@ export function adviceFor(r: StepResult): string | null {
   else if (v.spend?.runaway === true) seen.push('The last steps spent tokens fast without progress.')
   if (v.agent_budget !== undefined && v.agent_budget.budget_fraction >= 1) seen.push("Today's budget for all your sessions is spent.")
   if (warning !== null) seen.push(warning)
-  if (seen.length === 0) seen.push(`This step scored low against the goal (${v.alignment_score.toFixed(2)}).`)
+  if (seen.length === 0) {
+    if (action === 'adjust') return null
+    seen.push(`This step scored low against the goal (${v.alignment_score.toFixed(2)}).`)
+  }
   return `goalkeeper (step ${r.step_number}, ${action}): ${seen.join(' ')} ${TODO[action]}`
 }

@@ -70,7 +70,8 @@ export const hookRoutes: FastifyPluginAsyncTypebox<{ hooks: HooksService; metric
       `/hooks/${r.client}`,
       {
         bodyLimit: HOOK_BODY_LIMIT,
-        config: { auth: 'agent' },
+        // What a tool printed or was called with comes as it is (a binary file's bytes): mended, not refused.
+        config: { auth: 'agent', textMended: 'all' },
         schema: {
           operationId: `send${r.client.replace(/(^|-)(.)/g, (_, _dash: string, c: string) => c.toUpperCase())}Hook`,
           tags,

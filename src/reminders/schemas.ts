@@ -136,8 +136,10 @@ export const OccurrencesQuery = Type.Object({
 
 export const SnoozeBody = Body(
   {
-    minutes: Type.Optional(Type.Number({ description: 'Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
-    until: Type.Optional(Instant),
+    minutes: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, description: 'More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' }),
+    ),
+    until: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset, after now; clamped like `minutes`.' })),
   },
   { examples: [{ minutes: 30 }] },
 )

@@ -8,6 +8,7 @@
 import type { InferInsertModel, InferSelectModel } from 'drizzle-orm'
 import type { SqlDatabase } from '../db/database.js'
 import type { driftEvents, sessions, steps } from '../db/schema/index.js'
+import { byteBoundedList } from '../pagination.js'
 
 type Db = { dbColumnNames: true }
 export type SessionRow = InferSelectModel<typeof sessions, Db>
@@ -71,6 +72,9 @@ export type AttrsWrite = {
 const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, external_id, parent_id, created_at, updated_at'
 const STEP = `session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
   tool, error, tokens, cost_usd`
+/** The columns that make a row large, which a list page bounds in bytes (pagination.ts). */
+const SESSION_TEXT = ['goal', 'plan', 'config', 'metadata', 'state']
+const STEP_TEXT = ['description', 'output', 'verification', 'drift', 'tool']
 
 /** The statements whose text differs between the dialects (JSON access, row locks). */
 const DIALECT = {
@@ -129,7 +133,7 @@ const SQL = {
   insertStep: `INSERT INTO steps (${STEP})
     VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version,
       @tool, @error, @tokens, @cost_usd)`,
-  listSteps: `SELECT ${STEP} FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?`,
+  listSteps: byteBoundedList(STEP, 'FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ?', 'step_number', STEP_TEXT),
   insertDriftEvent: `INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
     VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`,
   listDriftEvents: 'SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?',
@@ -245,9 +249,9 @@ export class SessionRepository {
       where.push(`${key} = ?`)
       params.push(filter[key])
     }
-    const order = newestFirst ? 'id < ? ORDER BY id DESC' : 'id > ? ORDER BY id'
+    where.push(newestFirst ? 'id < ?' : 'id > ?')
     params.push(cursor ?? (newestFirst ? 'ses_~' : ''), limit + 1)
-    return this.db.all(`SELECT ${META} FROM sessions WHERE ${where.join(' AND ')} AND ${order} LIMIT ?`, params)
+    return this.db.all(byteBoundedList(META, `FROM sessions WHERE ${where.join(' AND ')}`, newestFirst ? 'id DESC' : 'id', SESSION_TEXT), params)
   }
 
   /** The session's last `count` steps, newest first (step numbers run 1..n, so the first is the step count). */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from './service.js'
 import { ToolsBody, ToolsReply } from './detection-schemas.js'
-import { NumberedPageQuery, problemResponses } from '../schemas.js'
+import { INT4_MAX, NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   CreateSessionBody,
   Session,
@@ -159,7 +159,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions/:id/steps',
     {
-      config: { auth: 'agent', idempotent: true, nulReplaced: ['description', 'output', 'tool'] },
+      config: { auth: 'agent', idempotent: true, textMended: ['description', 'output', 'tool'] },
       schema: {
         operationId: 'recordStep',
         tags,
@@ -184,7 +184,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         tags,
         summary: 'The step log, oldest first (cursor: the last step_number seen).',
         params: SessionParams,
-        querystring: NumberedPageQuery,
+        querystring: NumberedPageQuery(INT4_MAX),
         response: { 200: StepList, ...problemResponses },
       },
     },

@@ -1,6 +1,6 @@
 import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
 import { Type, type Static } from 'typebox'
-import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestamp, type JsonLimits } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
 import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
 
@@ -96,6 +96,9 @@ export const ExternalId = Type.String({
   description: "The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id).",
 })
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form JSON object, returned as given.' })
+/** Room for labels and references (Stripe's metadata holds 50 keys of 500 characters), not for documents. */
+export const METADATA_LIMITS: JsonLimits = { bytes: 16 * 1024, keys: 500, depth: 10 }
+const MetadataInput = JsonObjectInput(METADATA_LIMITS, 'Free-form JSON object, returned as given.')
 const PlanSteps = Type.Array(Text(2000), { maxItems: 500 })
 
 export const Session = Type.Object(
@@ -123,7 +126,7 @@ export const CreateSessionBody = Body(
     goal: Text(GOAL_TEXT_MAX),
     plan: Type.Optional(PlanSteps),
     config: Type.Optional(SessionConfigInput),
-    metadata: Type.Optional(Metadata),
+    metadata: Type.Optional(MetadataInput),
     external_id: Type.Optional(ExternalId),
     parent_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: "A session of the same agent this one works for (a sub-agent's session names its parent's)." }),
@@ -132,7 +135,7 @@ export const CreateSessionBody = Body(
   { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
 )
 export const UpdateSessionBody = Type.Object(
-  { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(Metadata) },
+  { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(MetadataInput) },
   { additionalProperties: false, minProperties: 1, examples: [{ metadata: { ticket: 'API-142', owner: 'search-team' } }] },
 )
 export const SessionDigest = Type.Object(

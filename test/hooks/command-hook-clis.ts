@@ -79,9 +79,10 @@ export class CodexProject extends Sandbox {
     writeFileSync(join(this.codexHome, 'hooks.json'), JSON.stringify({ hooks }, null, 2))
   }
 
-  async run(prompt: string): Promise<AgentResult> {
+  /** `env`: more environment for the CLI and its hooks (e.g. GOALKEEPER_API_KEY). */
+  async run(prompt: string, env: Record<string, string> = {}): Promise<AgentResult> {
     const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', prompt]
-    const run = await runCli(this.bin, args, { cwd: this.dir, env: this.env({ CODEX_HOME: this.codexHome, FAKE_OPENAI_API_KEY: 'sk-fake' }) })
+    const run = await runCli(this.bin, args, { cwd: this.dir, env: this.env({ CODEX_HOME: this.codexHome, FAKE_OPENAI_API_KEY: 'sk-fake', ...env }) })
     // --json writes one event a line; the first is {"type": "thread.started", "thread_id": …}.
     const started = run.stdout.split('\n').find((l) => l.includes('"thread.started"'))
     return { ...run, sessionId: started === undefined ? undefined : (JSON.parse(started) as { thread_id: string }).thread_id }
@@ -105,9 +106,10 @@ export class GeminiProject extends Sandbox {
     writeFileSync(join(this.home, '.gemini', 'settings.json'), JSON.stringify(settings, null, 2))
   }
 
-  async run(prompt: string): Promise<AgentResult> {
+  /** `env`: more environment for the CLI and its hooks (e.g. GOALKEEPER_API_KEY). */
+  async run(prompt: string, env: Record<string, string> = {}): Promise<AgentResult> {
     const args = ['-p', prompt, '--approval-mode', 'yolo', '--skip-trust', '--output-format', 'json']
-    const run = await runCli(this.bin, args, { cwd: this.dir, env: this.env({ GOOGLE_GEMINI_BASE_URL: this.modelUrl, GEMINI_API_KEY: 'fake-key' }) })
+    const run = await runCli(this.bin, args, { cwd: this.dir, env: this.env({ GOOGLE_GEMINI_BASE_URL: this.modelUrl, GEMINI_API_KEY: 'fake-key', ...env }) })
     let sessionId: string | undefined
     try {
       sessionId = (JSON.parse(run.stdout) as { session_id?: string }).session_id

@@ -63,11 +63,15 @@ describe('Claude Code hooks', () => {
     expect(steps[0]!.output).toContain('Math.floor(n / size)')
     expect(steps[1]!.output).toContain('expected 3, got 2')
 
+    // A binary file's bytes and a broken surrogate pair come as they are: mended, not refused.
+    expect(await send(post('cc-1', 'Bash', { command: 'head -c 8 src/pagination.ts' }, { stdout: '\u0089PNG\u0000\u0000 \ud83d end', stderr: '' }))).toEqual({})
+    expect((await stepsOf(t, a, s.id))[2]!.output).toBe('\u0089PNG\ufffd\ufffd \ufffd end')
+
     // Another agent's events with the same session id open its own session, never this one.
     const b = await t.createAgent('b')
     await hook(t, b)(prompt('cc-1', 'Write the release notes'))
     expect((await sessionOf(t, b, 'cc-1'))!.id).not.toBe(s.id)
-    expect(await stepsOf(t, a, s.id)).toHaveLength(2)
+    expect(await stepsOf(t, a, s.id)).toHaveLength(3)
   })
 
   it('answers a repeated failing command with loop advice, and says nothing while the verdict is continue', async () => {

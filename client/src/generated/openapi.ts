@@ -1452,7 +1452,7 @@ export interface operations {
                             every?: number;
                         };
                     };
-                    /** @description Free-form JSON object, returned as given. */
+                    /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -1924,7 +1924,7 @@ export interface operations {
                  */
                 "application/json": {
                     status?: "active" | "archived";
-                    /** @description Free-form JSON object, returned as given. */
+                    /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -2470,7 +2470,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's next_cursor (a number). */
+                /** @description The previous page's next_cursor (a number, 0–2147483647). */
                 cursor?: string;
             };
             header?: never;
@@ -2685,7 +2685,7 @@ export interface operations {
                     /** @description The tool call this step made: the loop kinds, the exemptions and evidence read it. */
                     tool?: {
                         name: string;
-                        /** @description The call's arguments, a JSON object. */
+                        /** @description The call's arguments, a JSON object. At most 64 KB of JSON, 1000 keys counting nested ones, 16 levels deep. */
                         args: {
                             [key: string]: unknown;
                         };
@@ -3011,7 +3011,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's next_cursor (a number). */
+                /** @description The previous page's next_cursor (a number, 0–9007199254740991). */
                 cursor?: string;
             };
             header?: never;
@@ -4632,11 +4632,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080. */
+                    /** @description More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080. */
                     minutes?: number;
                     /**
                      * Format: date-time
-                     * @description ISO-8601 date-time with Z or an offset.
+                     * @description ISO-8601 date-time with Z or an offset, after now; clamped like `minutes`.
                      */
                     until?: string;
                 };
