@@ -18,7 +18,7 @@ import {
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
 import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'
-import { OPINION_DEFAULTS, opinionProblem, type SecondOpinionConfig } from './second-opinion.js'
+import { opinionProblem, type SecondOpinionConfig } from './second-opinion.js'
 import { defined } from './defined.js'
 
 export interface DetectionConfig {
@@ -144,8 +144,6 @@ export interface DetectionSettings {
   budget: SessionBudget | undefined
   tools: ToolList | null
   busy_after: number | null
-  /** Steps between two second opinions. */
-  opinion_every: number
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -164,6 +162,5 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     budget: c.budget,
     tools: c.tools === undefined ? null : new ToolList(c.tools),
     busy_after: c.busy_after ?? null,
-    opinion_every: c.second_opinion?.every ?? OPINION_DEFAULTS.every,
   }
 }

@@ -115,9 +115,11 @@ export async function askOpinion(ask: LlmVerifyFn, goal: string, steps: readonly
 /** When the next opinion is due: the step number it comes with. */
 export class OpinionSchedule {
   private nextAt: number
+  private readonly every: number
 
   constructor(config: SecondOpinionConfig, nextAt?: number) {
     this.nextAt = nextAt ?? (config.after ?? OPINION_DEFAULTS.after)
+    this.every = config.every ?? OPINION_DEFAULTS.every
   }
 
   due(step: number): boolean {
@@ -130,11 +132,11 @@ export class OpinionSchedule {
    * half the interval after an unsure answer (or a confident "no" the second call did not confirm),
    * the whole after any other or a failure.
    */
-  apply(step: number, outcome: OpinionOutcome, every: number, v: StepVerification & { second_opinion?: SecondOpinionReport }): void {
+  apply(step: number, outcome: OpinionOutcome, v: StepVerification & { second_opinion?: SecondOpinionReport }): void {
     const a = outcome.answer
     const confirmed = confidentNo(a) && outcome.confirmed
     const unsure = a !== null && (a.confidence < UNSURE || (confidentNo(a) && !confirmed))
-    this.nextAt = step + (unsure ? Math.ceil(every / 2) : every)
+    this.nextAt = step + (unsure ? Math.ceil(this.every / 2) : this.every)
     if (a === null) return
     v.second_opinion = { ...a, confirmed }
     if (!confirmed) return

@@ -178,7 +178,7 @@ export class SessionDetection {
       out.recommended_action = atLeast(out.recommended_action, p.unknown.count > 1 ? 'replan' : 'adjust')
       notes.push(unknownToolAdvice(p.unknown))
     }
-    if (opinion !== undefined && this.opinion !== null) this.opinion.apply(p.step, opinion, this.settings.opinion_every, out)
+    if (opinion !== undefined && this.opinion !== null) this.opinion.apply(p.step, opinion, out)
     if (spent.warning !== null) notes.push(spent.warning)
     if (spent.report.runaway) notes.push('runaway: the last steps spent at least twice the average rate without progress')
     if (notes.length > 0) out.reasoning = [out.reasoning, ...notes].join('; ')
