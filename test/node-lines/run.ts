@@ -16,8 +16,8 @@ import { join, resolve } from 'node:path'
 import { NODE_LINES, nodeHome, npmEnv, npmUnder } from './cache.js'
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
-/** Start-up, the README walk-through, a route suite (it runs on both databases) and the PostgreSQL suite. */
-const LINE_TESTS = ['test/startup.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts']
+/** The SQLite driver's release, start-up, the README walk-through, a route suite (on both databases) and the PostgreSQL suite. */
+const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts']
 
 const [reports, ...asked] = process.argv.slice(2)
 if (reports === undefined) throw new Error('usage: node --import tsx test/node-lines/run.ts <report folder> [version…]')
