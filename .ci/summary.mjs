@@ -14,7 +14,11 @@ for (const file of readdirSync(folder).filter((f) => f.endsWith('.json')).sort()
   }
   // A file that fails before its tests run (an import error, a failing hook) counts as one failure.
   const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed')).length
-  const passed = r.numPassedTests ?? 0, failed = (r.numFailedTests ?? 0) + brokenFiles, skipped = r.numPendingTests ?? 0
+  const passed = r.numPassedTests ?? 0, skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
+  // Tests that never ran (their worker crashed) count as failed; so does a run that failed outside any test.
+  const notRun = Math.max(0, (r.numTotalTests ?? 0) - passed - skipped - (r.numFailedTests ?? 0))
+  let failed = (r.numFailedTests ?? 0) + brokenFiles + notRun
+  if (r.success === false && failed === 0) failed = 1
   total.passed += passed
   total.failed += failed
   total.skipped += skipped
