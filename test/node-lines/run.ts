@@ -1,16 +1,16 @@
 /**
  * The suite's share on the other Node.js LTS lines (NODE_LINES), for .ci/run. For each line, in a
- * copy of the project's files: `npm ci` under that Node.js, as its user's install runs (better-sqlite3
- * built against that line's headers; an EBADENGINE warning fails the line), then the start-up
- * tests, the README walk-through, a route suite on both databases and the PostgreSQL suite. The
- * project's own node_modules is never touched. Writes one vitest JSON report per line,
+ * copy of the project's files: `npm ci` under that Node.js, as its user's install runs (native
+ * addons built against that line's headers; an EBADENGINE warning fails the line), then the SQLite
+ * driver check, the start-up tests, the README walk-through, a route suite on both databases and
+ * the PostgreSQL suite. The project's own node_modules is never touched. Writes one vitest JSON report per line,
  * `node-<version>.json`, into the folder given (a line whose install fails gets a report with one
  * failed entry saying why). Exits 1 when any line failed.
  *
  *   node --import tsx test/node-lines/run.ts <report folder> [version…]
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { NODE_LINES, nodeHome, npmEnv, npmUnder } from './cache.js'
@@ -22,6 +22,7 @@ const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'te
 const [reports, ...asked] = process.argv.slice(2)
 if (reports === undefined) throw new Error('usage: node --import tsx test/node-lines/run.ts <report folder> [version…]')
 const seconds = (t0: number) => `${Math.round((performance.now() - t0) / 1000)} s`
+mkdirSync(reports, { recursive: true })
 
 let failed = false
 for (const version of asked.length > 0 ? asked : NODE_LINES) {
@@ -44,7 +45,9 @@ for (const version of asked.length > 0 ? asked : NODE_LINES) {
     console.error(`node-lines: ${message}`)
     writeFileSync(report, JSON.stringify({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [{ name: `install on Node ${version}`, status: 'failed', message, assertionResults: [] }] }))
   } finally {
+    const t0 = performance.now()
     rmSync(tree, { recursive: true, force: true })
+    console.log(`node-lines: Node ${version}: removing the copy took ${seconds(t0)}`)
   }
 }
 process.exit(failed ? 1 : 0)
