@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Build stage: better-sqlite3 compiles from source, so it needs python3, make and g++.
+# Build stage: better-sqlite3 12 (Node.js 20's driver, installed on every line) compiles from source
+# where its prebuilt binary cannot be fetched, so it needs python3, make and g++. Node.js 24 loads 13.
 FROM node:24-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
