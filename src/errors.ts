@@ -43,11 +43,12 @@ export class AppError extends Error {
 export const badRequest = (message: string, errors?: FieldError[]) =>
   new AppError(400, 'bad_request', message, errors ? { errors } : {})
 /**
- * A 400 for one field a service checked, worded and typed as schema validation words its own
- * (`validation_failed`, "Invalid request: body/until must …"), so a client sees one shape.
+ * A 400 for one field a service checked, typed as schema validation types its own
+ * (`validation_failed`) and worded alike ("Invalid request: body/until must …") unless a fuller
+ * `detail` says what is wrong, so a client sees one shape.
  */
-export const invalidField = (path: string, message: string) =>
-  new AppError(400, 'validation_failed', `Invalid request: ${path} ${message}.`, { errors: [{ path, message }] })
+export const invalidField = (path: string, message: string, detail = `Invalid request: ${path} ${message}.`) =>
+  new AppError(400, 'validation_failed', detail, { errors: [{ path, message }] })
 export const unauthorized = (message = 'Missing or invalid API key.') =>
   new AppError(401, 'unauthorized', message, { headers: { 'www-authenticate': 'Bearer' } })
 export const forbidden = (message = 'This call needs the admin token.') => new AppError(403, 'forbidden', message)
@@ -65,3 +66,6 @@ export const unprocessable = (message: string, errors?: FieldError[]) =>
   new AppError(422, 'unprocessable', message, errors ? { errors } : {})
 export const tooMany = (message: string, retryAfterSeconds: number) =>
   new AppError(429, 'too_many_requests', message, { headers: { 'retry-after': String(retryAfterSeconds) } })
+/** A 503 the same request may resolve later: `Retry-After` says when. */
+export const unavailable = (message: string, retryAfterSeconds: number) =>
+  new AppError(503, 'unavailable', message, { headers: { 'retry-after': String(retryAfterSeconds) } })

@@ -12,6 +12,8 @@ export interface Metrics {
   reminderFires: Counter<'trigger_type'>
   webhookAttempts: Counter<'outcome'>
   embeddingsFallbacks: Counter<'reason'>
+  hookEvents: Counter<'client' | 'answer'>
+  hookFailures: Counter<'client'>
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
@@ -55,6 +57,18 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       name: 'goalkeeper_embeddings_fallbacks_total',
       help: 'Embeddings checks scored by enhanced instead, by reason (timeout, error, circuit_open).',
       labelNames: ['reason'],
+      registers,
+    }),
+    hookEvents: new Counter({
+      name: 'goalkeeper_hook_events_total',
+      help: "Coding agents' hook events by client and answer (none, context, deny, block).",
+      labelNames: ['client', 'answer'],
+      registers,
+    }),
+    hookFailures: new Counter({
+      name: 'goalkeeper_hook_failures_total',
+      help: 'Hook events goalkeeper failed to handle, answered with no decision (the agent goes on).',
+      labelNames: ['client'],
       registers,
     }),
   }

@@ -63,6 +63,27 @@ export function Defaulted<T extends TSchema>(schema: T): T {
   return Type.Optional(schema) as unknown as T
 }
 
+/** Bounds of a free-form JSON value a client stores: its JSON text's UTF-8 bytes, its keys at every level, its depth. */
+export interface JsonLimits {
+  bytes: number
+  keys: number
+  depth: number
+}
+
+/** The keyword carrying a schema's JsonLimits; validation.ts teaches it to ajv. */
+export const JSON_LIMITS_KEYWORD = 'x-json-limits'
+
+/**
+ * A free-form JSON object a client stores and reads back, within `limits` (a 400 naming the field
+ * past any of them): unbounded, 25 concurrent sessions with 60,000 metadata keys (880 KB each)
+ * aborted the process on its 192 MB heap; such an object parses into ~3 MB of heap.
+ */
+export const JsonObjectInput = (limits: JsonLimits, description: string) =>
+  Type.Record(Type.String(), Type.Unknown(), {
+    description: `${description} At most ${limits.bytes / 1024} KB of JSON, ${limits.keys} keys counting nested ones, ${limits.depth} levels deep.`,
+    [JSON_LIMITS_KEYWORD]: limits,
+  })
+
 /** An id with its type prefix, e.g. `Id('agt')`. */
 export const Id = (prefix: string) =>
   Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]+$`, maxLength: 64, examples: [`${prefix}_0mhx3k2c8Yy6a4pQ1rT9sWb2`] })
@@ -79,13 +100,35 @@ export const PageLimit = Defaulted(Type.Integer({ minimum: 1, maximum: 200, defa
  */
 export const IdCursor = (prefix: IdPrefix) =>
   Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
-/** The cursor of a list keyed by a number (step number, event sequence). */
-export const NumberCursor = Type.String({ pattern: '^[0-9]{1,15}$', description: "The previous page's next_cursor (a number)." })
+/**
+ * A pattern for the decimal integers 0..max, no leading zeros: a number cursor stays a string (as
+ * next_cursor is) yet has a range, so a cursor past its column's type is a 400, not a database
+ * error (2147483648 against PostgreSQL's integer step_number was a 500).
+ */
+export function decimalUpTo(max: number): string {
+  const top = String(max)
+  const n = top.length
+  // Shorter numbers, then those of max's length: its first i digits, a smaller digit, any digits.
+  const alternatives = n > 1 ? ['0', `[1-9][0-9]{0,${n - 2}}`] : []
+  for (let i = 0; i < n; i++) {
+    const low = i === 0 && n > 1 ? 1 : 0
+    const digit = Number(top[i])
+    if (digit > low) alternatives.push(`${top.slice(0, i)}[${low}-${digit - 1}]${i < n - 1 ? `[0-9]{${n - i - 1}}` : ''}`)
+  }
+  return `^(?:${[...alternatives, top].join('|')})$`
+}
+
+/** The largest number cursor of a list keyed by a PostgreSQL `integer` (a step number). */
+export const INT4_MAX = 2_147_483_647
+
+/** The cursor of a list keyed by a number (step number, event sequence), at most `max`. */
+export const NumberCursor = (max: number) =>
+  Type.String({ pattern: decimalUpTo(max), description: `The previous page's next_cursor (a number, 0–${max}).` })
 
 /** `?limit=&cursor=` of a list of `prefix` ids; the cursor is the last id of the previous page. */
 export const PaginationQuery = (prefix: IdPrefix) => Type.Object({ limit: PageLimit, cursor: Type.Optional(IdCursor(prefix)) })
-/** `?limit=&cursor=` of a list keyed by a number. */
-export const NumberedPageQuery = Type.Object({ limit: PageLimit, cursor: Type.Optional(NumberCursor) })
+/** `?limit=&cursor=` of a list keyed by a number of at most `max`. */
+export const NumberedPageQuery = (max: number) => Type.Object({ limit: PageLimit, cursor: Type.Optional(NumberCursor(max)) })
 
 /** The list envelope `{ items, next_cursor }`. */
 export function ListOf<T extends TSchema>(item: T, options: { $id?: string; title?: string } = {}) {

@@ -62,15 +62,34 @@ export async function start(env: Record<string, string | undefined> = process.en
   return app
 }
 
-async function main(): Promise<void> {
+/** A second signal this soon after the first is the same stop, not a demand to force it. */
+const REPEATED_SIGNAL_MS = 1000
+
+/** Runs the server until a signal stops it (scripts/start.mjs, `npm start`, calls this). */
+export async function main(): Promise<void> {
   let app: App | undefined
-  // Installed before start, so a signal during startup also shuts down cleanly.
-  // SIGTERM/SIGINT: stop accepting, drain in-flight requests, run onClose hooks, exit 0.
-  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+  // Installed before start, so a signal during startup also shuts down cleanly: stop accepting,
+  // drain in-flight requests, run onClose hooks, exit 0 (1 after an error or past the delay).
+  const graceful = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, async ({ err }) => {
     if (err) (app?.log ?? console).error({ err }, 'closing after an error')
-    else app?.log.info({ signal }, 'shutting down')
     await app?.close()
   })
+  // SIGINT and SIGTERM are handled here: Ctrl-C under `npm start` arrives twice (from the terminal,
+  // and forwarded by npm), where close-with-grace would take the second for a demand to force the
+  // exit (code 1). A signal more than a second after the first still forces it.
+  let stoppingSince: number | undefined
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stoppingSince === undefined) {
+        stoppingSince = Date.now()
+        app?.log.info({ signal }, 'shutting down')
+        graceful.close()
+      } else if (Date.now() - stoppingSince > REPEATED_SIGNAL_MS) {
+        process.stderr.write(`second ${signal}, exiting\n`)
+        process.exit(1)
+      }
+    })
+  }
   try {
     app = await start()
   } catch (err) {

@@ -12,6 +12,7 @@ import { RemindersService } from './reminders/service.js'
 import { SettingsService } from './reminders/settings.js'
 import { TurnsService } from './reminders/turns.js'
 import { WebhooksService } from './webhooks/service.js'
+import { HooksService } from './hooks/service.js'
 
 export interface ServiceDeps {
   config: Config
@@ -40,6 +41,8 @@ export function createServices(deps: ServiceDeps) {
           }),
         }),
   })
+  // Sessions contribute their goal reminder and recitation to each turn.
+  const turns = new TurnsService(reminders, reminderSearch, deps.clock, sessions)
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.
     agents: new AgentsService(deps.handle.db, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
@@ -48,8 +51,8 @@ export function createServices(deps: ServiceDeps) {
     settings,
     reminders,
     reminderSearch,
-    // Sessions contribute their goal reminder and recitation to each turn.
-    turns: new TurnsService(reminders, reminderSearch, deps.clock, sessions),
+    turns,
+    hooks: new HooksService({ sessions, turns, settings }),
     webhooks: new WebhooksService(deps.handle.db, deps.clock, deps.config.webhook),
   }
 }

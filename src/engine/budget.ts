@@ -46,6 +46,11 @@ export class SpendTracker {
   private recent: [number, number][] = []
   private exceeded = false
 
+  /** Whether a step has brought spend to the budget. */
+  get spent(): boolean {
+    return this.exceeded
+  }
+
   /** Whether any spend was reported yet (a session without spend data reports none). */
   get any(): boolean {
     return this.tokens > 0 || this.cost > 0

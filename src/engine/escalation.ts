@@ -86,6 +86,11 @@ export class EscalationLadder {
     return { action: 'continue' }
   }
 
+  /** The loop being escalated once it got past its first `adjust`: its span of steps, else null. */
+  get replannedLoop(): [number, number] | null {
+    return this.loopLevel >= 2 ? this.loopSpan : null
+  }
+
   clearLoop(): void {
     this.loopSpan = null
     this.loopLevel = 0

@@ -7,6 +7,7 @@ import { isoAt, wallClock, type Clock } from './clock.js'
 import { DEFAULT_DRIFT_THRESHOLDS, gradeCheck, severityOf, type DriftSeverity, type Graded } from './drift-severity.js'
 import { trendOf, type DriftTrend, type TrendDirection } from './drift-trend.js'
 import { createScorer, type GoalScorer, type SimilarityMode } from './goal-scorer.js'
+import { cutText } from './text.js'
 
 // Callers import these from here (and the engine index re-exports this module), so they stay reachable by this path.
 export {
@@ -193,7 +194,7 @@ export class GoalDNA {
     const event: DriftEvent = {
       step_number: stepNumber,
       similarity,
-      action_text: actionText.slice(0, ACTION_TEXT_MAX),
+      action_text: cutText(actionText, ACTION_TEXT_MAX),
       severity: severityOf(similarity, g.threshold, g.bands),
       timestamp: isoAt(this.clock()),
     }

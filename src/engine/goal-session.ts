@@ -14,10 +14,12 @@ import type { LlmVerifyFn } from './llm-verify.js'
 import { RecitationManager, type ChatMessage, type RecitationState } from './recitation.js'
 import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
 import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
-import { mergeContext, recitationPreview, recitationStateOf } from './session-recitation.js'
+import { mergeContext, planTasks, recitationPreview, recitationStateOf } from './session-recitation.js'
 import { sessionSummary } from './session-summary.js'
 import { reminderInputOf } from './session-reminder.js'
-import type { StepSignals } from './loops.js'
+import type { StepSignals, StepTool } from './loops.js'
+import { AgentTurn, type StopCheck } from './agent-turn.js'
+import { TodoList } from './todo-tools.js'
 import { SessionDetection } from './session-detection.js'
 import { NEW_SESSION_DETECTION } from './detection-config.js'
 import { StepReader, type Evidence } from './step-evidence.js'
@@ -49,6 +51,8 @@ export class GoalSession {
   private injector: GoalReminderInjector
   private recitationManager: RecitationManager
   private detection: SessionDetection
+  private turn = new AgentTurn()
+  private todos = new TodoList()
   /** Reads steps for evidence (`config.alignment: "evidence"`); null with the seed's keywords. */
   private reader: StepReader | null
 
@@ -121,7 +125,7 @@ export class GoalSession {
    */
   step(description: string, output = '', similarity?: number, signals: StepSignals = {}): StepResult & { events: SessionEvent[] } {
     const before = this.before()
-    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const loop = this.beforeStep(description, output, signals)
     const drift = this.driftCheck(description, this.stepCount + 1, similarity)
     const evidence = this.evidence(description, output, signals, drift.result)
     return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift)
@@ -136,7 +140,7 @@ export class GoalSession {
     signals: StepSignals = {},
   ): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
-    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const loop = this.beforeStep(description, output, signals)
     const drift = this.driftCheck(description, this.stepCount + 1, similarity)
     const evidence = this.evidence(description, output, signals, drift.result)
     return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift)
@@ -147,6 +151,17 @@ export class GoalSession {
     if (this.reader === null) return {}
     const text = { mode: drift.similarity_mode ?? this.config.similarity, severity: drift.severity }
     return { evidence: this.reader.read(description, output, signals, this.tracker.focus, text) }
+  }
+
+  /** The step's loop options; a call writing the agent's todo list makes that list the plan (todo-tools.ts). */
+  private beforeStep(description: string, output: string, signals: StepSignals) {
+    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const todos = signals.tool === undefined ? null : this.todos.apply(signals.tool)
+    if (todos === null) return loop
+    this.context = mergeContext(this.context, { plan_tasks: todos.map((t) => ({ description: t.content, status: t.status })) })
+    const items = todos.map((t) => t.content)
+    this.reader?.setPlan(items)
+    return { ...loop, progressed: this.tracker.followTodos(items, todos.filter((t) => t.status === 'completed').length) }
   }
 
   /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
@@ -189,8 +204,54 @@ export class GoalSession {
     this.tracker = GoalTracker.fromJSON({ ...fresh.toJSON(), started_at: startedAt }, this.trackerOptions())
     this.dna = this.newDna(goal)
     this.injector.setGoal(goal)
+    this.turn.resetGoal()
     // The files the session changed stay: the repository is the same.
     if (this.reader !== null) this.reader = StepReader.fromJSON(goal, plan, this.reader.toJSON())
+  }
+
+  /**
+   * A later prompt of the user: it joins the goal (agent-turn.ts), keeping progress, counters and
+   * pitfalls, so the user's redirection is scored as on-goal; and a new turn begins.
+   */
+  userPrompt(prompt: string): void {
+    this.turn.newTurn()
+    this.detection.newTurn()
+    const goal = this.turn.join(this.goalText, prompt)
+    if (goal === null) return
+    this.goalText = goal
+    this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
+    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
+    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+    if (this.reader !== null) this.reader = StepReader.fromJSON(goal, this.tracker.getPlan(), this.reader.toJSON())
+  }
+
+  /** The agent's context was compacted: the next answer that can carry context recites the session (`reciteAfterCompaction`). */
+  compacted(): void {
+    this.turn.compacted()
+  }
+
+  /** Whether a compaction is waiting for its recitation. */
+  get compactedSinceRecitation(): boolean {
+    return this.turn.recitePending
+  }
+
+  /** The recitation block, injected now whatever its schedule (after a compaction); null when there is nothing to recite. */
+  reciteNow(): string | null {
+    this.turn.recited()
+    return this.injectRecitation(this.stepCount + 1, [], { force: true }).recitation?.text ?? null
+  }
+
+  /** Why the agent should not make this call now, or null (SessionDetection.gate). */
+  gateTool(tool: StepTool): string | null {
+    return this.detection.gate(tool)
+  }
+
+  /** The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per user turn). */
+  stop(maxBlocks: number): WithEvents<StopCheck> {
+    const open = (this.context.plan_tasks ?? planTasks(this.tracker)).filter((t) => t.status !== 'completed').map((t) => t.description)
+    const result = this.turn.stop(open, this.detection.aborted, maxBlocks)
+    const data = { step_number: this.stepCount, outcome: result.outcome, open_items: result.open_items }
+    return { result, events: result.block === null ? [{ type: 'stopped', data }] : [] }
   }
 
   setPlan(steps: readonly string[]): void {
@@ -301,6 +362,8 @@ export class GoalSession {
       reminder: this.injector.toJSON(),
       recitation: this.recitationManager.toJSON(),
       detection: this.detection.toJSON(),
+      turn: this.turn.toJSON(),
+      todos: this.todos.toJSON(),
       ...(this.reader === null ? {} : { reader: this.reader.toJSON() }),
     }
   }
@@ -315,6 +378,8 @@ export class GoalSession {
     s.injector = GoalReminderInjector.fromJSON(json.reminder, clock, { history_text: false })
     s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
     s.detection = SessionDetection.fromJSON(s.config, json.detection)
+    s.turn = AgentTurn.fromJSON(json.turn)
+    s.todos = TodoList.fromJSON(json.todos)
     if (s.reader !== null) s.reader = StepReader.fromJSON(json.goal, json.tracker.plan, json.reader)
     return s
   }

@@ -70,6 +70,8 @@ export interface GoalTrackerJSON {
   steps_completed: number
   started_at: string
   history: VerificationRecord[]
+  /** Present (true) when the plan is the agent's todo list. */
+  todo_plan?: boolean
 }
 
 // Field by field rather than a spread: one object shape, several times faster for 200 records.

@@ -3,6 +3,7 @@
  * keeps drift, progress, loop and stall state, and recommends continue / adjust / replan / abort.
  */
 import { isoAt, wallClock, type Clock } from './clock.js'
+import { cutText } from './text.js'
 import { askLlm, buildVerifyPrompt, describeFallback, type LlmVerifyFn } from './llm-verify.js'
 import {
   isAligned,
@@ -43,6 +44,8 @@ export interface StepLoopOptions {
   repeat_threshold?: number | null
   /** A loop of another kind this step completed, found by the caller: flags the loop like a repeat. */
   loop?: { note: string } | null
+  /** The step completed an item of the agent's own todo list (`followTodos`): progress, whatever its alignment. */
+  progressed?: boolean
   /**
    * The step read for evidence by the caller (step-evidence.ts), instead of the keyword
    * heuristic: its score is the alignment, and it decides progress, plan advance and neutrality.
@@ -63,6 +66,8 @@ export class GoalTracker {
   private readonly goalStems: Set<string>
   private plan: string[] = []
   private planStems: Set<string>[] = []
+  /** The plan is the agent's todo list (`followTodos`): only the list moves it, not aligned steps. */
+  private todoPlan = false
   private currentStep = 0
   private progress = 0
   private drift = 0
@@ -95,6 +100,23 @@ export class GoalTracker {
     this.planStems = this.plan.map(stemSet)
     this.currentStep = 0
     this.progress = 0
+    this.todoPlan = false
+  }
+
+  /**
+   * The agent's own todo list becomes the plan: its items, completed ones first, `done` of them
+   * completed. From then on only the list moves progress. Returns true when more items are
+   * completed than the plan counted before (progress the agent reported).
+   */
+  followTodos(items: readonly string[], done: number): boolean {
+    const before = this.todoPlan ? this.currentStep : 0
+    this.plan = [...items]
+    this.planStems = this.plan.map(stemSet)
+    this.currentStep = done
+    this.progress = items.length === 0 ? 0 : done / items.length
+    this.todoPlan = true
+    if (done > before) this.stepsCompleted += done - before
+    return done > before
   }
 
   getPlan(): string[] {
@@ -220,8 +242,9 @@ export class GoalTracker {
     const ev = loop.evidence
     // A repeat of an already seen state is not new work: it never advances the plan. Read for
     // evidence, only real evidence is progress, and only evidence for the plan step advances it.
-    const advances = (ev === undefined ? aligned : ev.progress && aligned) && seen === 1
-    const advancesPlan = advances && (ev === undefined || ev.plan)
+    // A completed todo item is progress; a todo plan moves only when the list does (followTodos).
+    const advances = loop.progressed === true || ((ev === undefined ? aligned : ev.progress && aligned) && seen === 1)
+    const advancesPlan = advances && !this.todoPlan && loop.progressed !== true && (ev === undefined || ev.plan)
     const before = { drift: this.drift, progress: this.progress }
     this.drift = updateDrift(this.drift, alignment)
     if (advances) {
@@ -255,7 +278,7 @@ export class GoalTracker {
     if (this.keepHistory) {
       this.history.push({
         ...result,
-        description: description.slice(0, 200),
+        description: cutText(description, 200),
         drift_score: this.drift,
         progress: this.progress,
         timestamp: isoAt(this.clock()),
@@ -282,6 +305,7 @@ export class GoalTracker {
       steps_completed: this.stepsCompleted,
       started_at: (this.startedAtIso ??= isoAt(this.startedAt)),
       history: this.getHistory(),
+      ...(this.todoPlan ? { todo_plan: true } : {}),
     }
   }
 
@@ -301,6 +325,7 @@ export class GoalTracker {
     t.startedAt = Date.parse(json.started_at)
     t.startedAtIso = undefined
     t.history = json.history.slice(-HISTORY_MAX).map(copyRecord)
+    t.todoPlan = json.todo_plan === true
     return t
   }
 }

@@ -2,6 +2,7 @@
  * Optional LLM verification of a step: the prompt, a lenient parser for the answer and a
  * timeout race that leaves no timer behind. Any failure means "use the heuristic", never an error.
  */
+import { cutText } from './text.js'
 
 /** Asks an LLM; resolves with its raw answer text. */
 export type LlmVerifyFn = (prompt: string) => Promise<string> | string
@@ -19,7 +20,7 @@ export function buildVerifyPrompt(c: StepContext): string {
     `Goal: ${c.goal}`,
     ...(c.plan_step === null ? [] : [`Current plan step: ${c.plan_step}`]),
     `Step: ${c.description}`,
-    `Output: ${c.output.slice(0, 1000)}`,
+    `Output: ${cutText(c.output, 1000)}`,
     'Answer with JSON only: {"score": <number from 0 (off-goal) to 1 (clearly advances the goal)>, "reasoning": "<one sentence>"}',
   ].join('\n')
 }
@@ -75,7 +76,7 @@ export async function askLlm(fn: LlmVerifyFn, prompt: string, timeoutMs: number)
     .then(
       (raw): LlmOutcome => {
         const score = parseLlmScore(raw)
-        return score === null ? { kind: 'unparsable', answer: String(raw).slice(0, 200) } : { kind: 'score', score }
+        return score === null ? { kind: 'unparsable', answer: cutText(String(raw), 200) } : { kind: 'score', score }
       },
       (err: unknown): LlmOutcome => ({ kind: 'error', message: err instanceof Error ? err.message : String(err) }),
     )

@@ -7,6 +7,7 @@
  */
 import { maskVolatile } from './output-mask.js'
 import { stateHash } from './step-alignment.js'
+import { cutText } from './text.js'
 
 export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call', 'same_result', 'error_cascade'] as const
 export type LoopKind = (typeof LOOP_KINDS)[number]
@@ -146,8 +147,8 @@ export function stepStateHash(description: string, output: string, tool?: StepTo
 }
 
 function label(text: string): string {
-  const one = text.slice(0, 4 * LABEL_MAX).replace(/\s+/g, ' ').trim()
-  return one.length > LABEL_MAX ? `${one.slice(0, LABEL_MAX - 1)}…` : one
+  const one = cutText(text, 4 * LABEL_MAX).replace(/\s+/g, ' ').trim()
+  return one.length > LABEL_MAX ? `${cutText(one, LABEL_MAX - 1)}…` : one
 }
 
 function listSteps(steps: number[]): string {
@@ -227,6 +228,21 @@ export class LoopDetector {
     if (last === undefined) return null
     const steps = this.window.filter((e) => e.state === last.state).map((e) => e.step)
     return { kind: 'repeat', steps, count, subject: last.label, advice: loopAdvice('repeat', last.label, count, steps) }
+  }
+
+  /**
+   * The calls in a row (newest last, message steps between not counted) that are `tool` with the
+   * same arguments: how far this call is from a `same_call` loop.
+   */
+  sameCallsBefore(tool: StepTool): number {
+    const action = `t:${textKey(toolCallText(tool))}`
+    return this.run((e) => e.action === action, (e) => !e.tool).length
+  }
+
+  /** Whether `tool` (with these arguments) is among the calls of steps `from`..`to` in the window. */
+  calledIn(tool: StepTool, from: number, to: number): boolean {
+    const action = `t:${textKey(toolCallText(tool))}`
+    return this.window.some((e) => e.step >= from && e.step <= to && e.action === action)
   }
 
   /** The state hash of the newest step in the window. */

@@ -19,7 +19,8 @@ const MASKS: readonly [RegExp, string][] = [
   [/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b/gi, '<hex>'],
   [/(?:\/(?:private\/)?tmp|\/var\/folders|\/temp)\/[^\s'":)]+/gi, '<tmp>'],
   [/\btmp[a-z0-9_]{4,}\b/gi, '<tmp>'],
-  [/\b(pid|process|thread)([\s:=#]+)\d+/gi, '$1$2<n>'],
+  // Process ids, as shells and runners print them (Gemini CLI's shell: "Process Group PGID: 31331").
+  [/\b(pid|pgid|ppid|tid|process|thread)([\s:=#]+)\d+/gi, '$1$2<n>'],
   // The shell's own line counter: "/bin/bash: line 13008: cd: …" grows with every command.
   [/\b(bash|sh|zsh): line \d+/g, '$1: line <n>'],
   [/\b\d+(?:\.\d+)?\s?(?:ms|msec|s|sec|secs|seconds?|minutes?|mins?|m|h|hours?|µs|us|ns)\b/gi, '<duration>'],

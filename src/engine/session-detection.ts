@@ -8,7 +8,9 @@ import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
 import { detectionSettings, type DetectionConfig, type DetectionSettings } from './detection-config.js'
 import { EscalationLadder, type LadderJSON } from './escalation.js'
 import type { GoalState, StepLoopOptions, StepVerification } from './goal-tracker.js'
-import { LoopDetector, stepStateHash, type LoopDetectorJSON, type LoopFinding, type StepSignals } from './loops.js'
+import { LoopDetector, stepStateHash, toolCallText, type LoopDetectorJSON, type LoopFinding, type StepSignals, type StepTool } from './loops.js'
+import type { RecommendedAction } from './step-alignment.js'
+import { truncateChars } from './text.js'
 import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from './unchanged.js'
 
 export interface DetectionJSON {
@@ -16,6 +18,8 @@ export interface DetectionJSON {
   ladder: LadderJSON
   spend: SpendJSON
   unchanged: UnchangedJSON
+  /** The last step's recommended action (absent before the first step, and in older snapshots). */
+  last_action?: RecommendedAction
 }
 
 /** The verdict's additions: present only when there is something to say. */
@@ -47,6 +51,7 @@ export class SessionDetection {
   private spend = new SpendTracker()
   private unchanged = new UnchangedFilter()
   private pending: Pending | null = null
+  private lastAction: RecommendedAction | undefined
 
   constructor(config: DetectionConfig) {
     this.settings = detectionSettings(config)
@@ -104,6 +109,7 @@ export class SessionDetection {
     }
     if (spent.report.runaway) notes.push('runaway: the last steps spent at least twice the average rate without progress')
     if (notes.length > 0) out.reasoning = [out.reasoning, ...notes].join('; ')
+    this.lastAction = out.recommended_action
     const exceeded = spent.newly_exceeded
       ? { step_number: p.step, tokens: spent.report.tokens, cost_usd: spent.report.cost_usd, budget_fraction: spent.report.budget_fraction!, reason: spent.reason! }
       : null
@@ -113,6 +119,45 @@ export class SessionDetection {
   resetLoop(): void {
     this.loops.reset()
     this.ladder.clearLoop()
+    if (this.lastAction === 'abort' && !this.spend.spent) this.lastAction = undefined
+  }
+
+  /**
+   * Why the agent should not make this tool call now, or null (a coding agent's PreToolUse hook
+   * denies it with this reason): the budget is spent; the last verdict was `abort`; the call
+   * continues a loop already told to `replan`; or, under graduated escalation, it would be the
+   * call that completes a `same_call` loop. Drift never denies a call: it only advises.
+   */
+  gate(tool: StepTool): string | null {
+    const call = `"${truncateChars(toolCallText(tool), 120)}"`
+    if (this.spend.spent) return `goalkeeper: the session's budget is spent, so ${call} is not run. Stop here and report what is done and what is left.`
+    if (this.lastAction === 'abort') {
+      return `goalkeeper: the last step was answered "abort", so ${call} is not run. Stop and report to the user what went wrong and what you tried; do not continue on your own.`
+    }
+    const s = this.settings.loops
+    if (LoopDetector.exempt(s, { tool })) return null
+    const loop = this.ladder.replannedLoop
+    if (loop !== null && this.loops.calledIn(tool, loop[0], loop[1])) {
+      return `goalkeeper: ${call} repeats a loop you were already told to replan (steps ${loop[0]}–${loop[1]}), so it is not run. Change approach: use what the earlier calls returned, or try something different.`
+    }
+    const n = s.thresholds.same_call
+    if (this.settings.graduated && s.kinds.has('same_call') && this.loops.sameCallsBefore(tool) >= n - 1) {
+      return `goalkeeper: ${call} would make ${n} identical calls in a row, so it is not run: its answer will not change. Use what it returned, or call something else.`
+    }
+    return null
+  }
+
+  /** The last step was answered `abort` (and no loop reset or user prompt cleared it since). */
+  get aborted(): boolean {
+    return this.lastAction === 'abort'
+  }
+
+  /** The user spoke: an `abort` of a loop or drift is theirs to overrule (a spent budget stays spent). */
+  newTurn(): void {
+    if (this.lastAction === 'abort' && !this.spend.spent) {
+      this.lastAction = undefined
+      this.ladder.clearLoop()
+    }
   }
 
   /** Why an injection of `text` at `turn` is skipped (skip_unchanged), or null. */
@@ -126,7 +171,13 @@ export class SessionDetection {
   }
 
   toJSON(): DetectionJSON {
-    return { loops: this.loops.toJSON(), ladder: this.ladder.toJSON(), spend: this.spend.toJSON(), unchanged: this.unchanged.toJSON() }
+    return {
+      loops: this.loops.toJSON(),
+      ladder: this.ladder.toJSON(),
+      spend: this.spend.toJSON(),
+      unchanged: this.unchanged.toJSON(),
+      ...(this.lastAction === undefined ? {} : { last_action: this.lastAction }),
+    }
   }
 
   static fromJSON(config: DetectionConfig, json: DetectionJSON | undefined): SessionDetection {
@@ -135,6 +186,7 @@ export class SessionDetection {
     d.ladder = EscalationLadder.fromJSON(json?.ladder)
     d.spend = SpendTracker.fromJSON(json?.spend)
     d.unchanged = UnchangedFilter.fromJSON(json?.unchanged)
+    d.lastAction = json?.last_action
     return d
   }
 }

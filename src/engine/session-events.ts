@@ -8,6 +8,7 @@ import type { GoalState } from './goal-tracker.js'
 import type { SessionEvent } from './session-types.js'
 import { PROGRESS_STALL_TURNS } from './step-alignment.js'
 import type { LoopFinding } from './loops.js'
+import { cutText } from './text.js'
 
 export const DESCRIPTION_IN_EVENT = 200
 
@@ -25,7 +26,7 @@ export function driftEvents(wasDrifting: boolean, result: DriftCheck, step_numbe
         similarity: result.similarity,
         severity: result.severity,
         consecutive_drift_count: result.consecutive_drift_count,
-        action_text: result.event?.action_text ?? action.slice(0, DESCRIPTION_IN_EVENT),
+        action_text: result.event?.action_text ?? cutText(action, DESCRIPTION_IN_EVENT),
       },
     })
   }
@@ -35,7 +36,7 @@ export function driftEvents(wasDrifting: boolean, result: DriftCheck, step_numbe
 /** Appends to `events` the loop and stall events that this step started. */
 export function pushStepEvents(events: SessionEvent[], step_number: number, description: string, before: StepBefore, state: GoalState, loop: LoopFinding | null = null): void {
   if (state.loop_detected && !before.loop_detected) {
-    const data = { step_number, loop_count: state.loop_count, description: description.slice(0, DESCRIPTION_IN_EVENT) }
+    const data = { step_number, loop_count: state.loop_count, description: cutText(description, DESCRIPTION_IN_EVENT) }
     events.push({ type: 'loop_detected', data: loop === null ? data : { ...data, kind: loop.kind, steps: loop.steps } })
   }
   // Once per stall: when the stall reaches the replan threshold, not on every later turn.

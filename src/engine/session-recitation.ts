@@ -38,7 +38,7 @@ export function recitationStateOf(
 }
 
 /** The plan as tasks when the agent has not sent its own: done before the current step, in progress at it. */
-function planTasks(tracker: GoalTracker): PlanTask[] {
+export function planTasks(tracker: GoalTracker): PlanTask[] {
   const current = tracker.getState().current_step
   return tracker.getPlan().map((description, i) => ({
     description,

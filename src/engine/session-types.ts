@@ -8,6 +8,8 @@ import type { Clock } from './clock.js'
 import type { BudgetExceeded, DetectionJSON, DetectionVerdict } from './session-detection.js'
 import type { LoopKind } from './loops.js'
 import type { UnchangedSkip } from './unchanged.js'
+import type { AgentTurnJSON, StopOutcome } from './agent-turn.js'
+import type { TodoListJSON } from './todo-tools.js'
 import type { StepReaderJSON } from './step-evidence.js'
 
 export interface RecitationContext {
@@ -23,6 +25,7 @@ export type SessionEvent =
   | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string; kind?: LoopKind; steps?: number[] } }
   | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
   | { type: 'budget_exceeded'; data: BudgetExceeded }
+  | { type: 'stopped'; data: { step_number: number; outcome: StopOutcome; open_items: string[] } }
 
 export interface StepResult {
   step_number: number
@@ -78,6 +81,10 @@ export interface GoalSessionJSON {
   recitation: RecitationJSON
   /** Absent in snapshots written before loop kinds, escalation, budgets and skip_unchanged. */
   detection?: DetectionJSON
+  /** Later prompts and stop blocks (agent-turn.ts); absent in older snapshots. */
+  turn?: AgentTurnJSON
+  /** The agent's todo list (todo-tools.ts); absent in older snapshots. */
+  todos?: TodoListJSON
   /** Files the session changed, on sessions that read steps for evidence (absent before them). */
   reader?: StepReaderJSON
 }

@@ -3,7 +3,7 @@
  * plan, the drift update, the loop state hash and the recommended-action table (seed 002).
  */
 import { stemmer } from 'stemmer'
-import { tokenSet } from './text.js'
+import { cutText, tokenSet } from './text.js'
 
 export type RecommendedAction = 'continue' | 'adjust' | 'replan' | 'abort'
 
@@ -176,7 +176,7 @@ function pushWordHashes(s: string, count: number): number {
  */
 export function stateHash(description: string, output: string): string {
   let n = pushWordHashes(description.toLowerCase(), 0)
-  n = pushWordHashes(output.trim().slice(0, 200).toLowerCase(), n)
+  n = pushWordHashes(cutText(output.trim(), 200).toLowerCase(), n)
   const sorted = wordHashes.subarray(0, n).sort()
   let h1 = 0x2545f491
   let h2 = 0x9e3779b9

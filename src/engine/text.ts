@@ -141,9 +141,25 @@ export function countTokens(text: string): number {
   return text.length === 0 ? 0 : tokenizer().countTokens(text, PLAIN_TEXT)
 }
 
+/**
+ * `end`, or one less where a cut there would split a surrogate pair: text is cut between code
+ * points, since half a pair is no valid UTF-8 and PostgreSQL refuses it in a JSON value (one step
+ * with an emoji across a cut broke every later read of the row).
+ */
+export function codePointEnd(text: string, end: number): number {
+  if (end <= 0 || end >= text.length) return end
+  const last = text.charCodeAt(end - 1)
+  return last >= 0xd800 && last <= 0xdbff ? end - 1 : end
+}
+
+/** At most the first `max` UTF-16 units of `text`, cut between code points (`codePointEnd`). */
+export function cutText(text: string, max: number): string {
+  return text.length <= max ? text : text.slice(0, codePointEnd(text, max))
+}
+
 /** Cuts `text` to at most `max` characters, marking the cut with an ellipsis. */
 export function truncateChars(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 3))}...`
+  return text.length <= max ? text : `${cutText(text, Math.max(0, max - 3))}...`
 }
 
 /**
@@ -161,5 +177,5 @@ export function truncateToTokens(text: string, maxTokens: number, marker = ''): 
     if (countTokens(text.slice(0, mid)) <= budget) lo = mid
     else hi = mid - 1
   }
-  return text.slice(0, lo) + marker
+  return text.slice(0, codePointEnd(text, lo)) + marker
 }

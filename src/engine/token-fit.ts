@@ -2,7 +2,7 @@
  * Token counting helpers for the context builders: a memo for text pieces that recur across
  * calls (the goal, pitfalls, a todo block) and a cut that provably fits a token budget.
  */
-import { countTokens } from './text.js'
+import { codePointEnd, countTokens } from './text.js'
 
 /** Bounded so a long-lived process cannot grow it without limit; cleared whole when full. */
 const MEMO_LIMIT = 2048
@@ -40,7 +40,7 @@ export function clipToTokens(text: string, maxTokens: number, marker = ''): stri
     if (countTokens(text.slice(0, mid) + marker) <= maxTokens) lo = mid
     else hi = mid - 1
   }
-  const out = text.slice(0, lo) + marker
+  const out = text.slice(0, codePointEnd(text, lo)) + marker
   return lo === 0 && countTokens(out) > maxTokens ? '' : out
 }
 

@@ -9,19 +9,22 @@ import { createServices, type Services } from '../services.js'
 import { auth } from '../agents/auth.js'
 import { idempotency } from '../idempotency/plugin.js'
 import { unitOfWork } from './plugins/unit-of-work.js'
+import { loadShedding, type LoadSheddingOptions } from './plugins/load-shedding.js'
 import { httpMetrics } from './plugins/metrics.js'
 import { notFound } from './plugins/not-found.js'
 import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
 import { problemJson, sendFrameworkError } from './plugins/problem-json.js'
 import { rateLimiting, SELF_CALL_HEADERS } from './plugins/rate-limit.js'
 import { genReqId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.js'
-import { rejectNul, validatorFactory } from './validation.js'
+import { rejectUnstorableText, validatorFactory } from './validation.js'
 import { asArray } from '../route-hooks.js'
+import { useDepthCheckedJson } from '../json-body.js'
 import { agentRoutes } from '../agents/routes.js'
 import { healthRoutes } from './health-routes.js'
 import { sessionGuidanceRoutes } from '../sessions/guidance-routes.js'
 import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
+import { hookRoutes } from '../hooks/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
 import { mcpRoutes } from '../mcp/routes.js'
 import { uiRoutes } from '../ui/plugin.js'
@@ -35,6 +38,8 @@ export interface AppDeps {
   metrics?: Metrics
   /** The dashboard bundle's directory (default: dist/webui, where `npm run build` writes it). */
   uiRoot?: string
+  /** When to turn requests away with a 503 (default: near the heap limit). */
+  loadShedding?: LoadSheddingOptions
   /** Close `handle` when the app closes, after every other onClose hook (server.ts sets this). */
   closeHandleOnClose?: boolean
 }
@@ -76,13 +81,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   // Named plugins; each declares the ones it needs before it (fastify-plugin checks at start-up).
   await app.register(problemJson)
-  // Routes taking a JSON object body or a query string refuse NUL characters (validation.ts);
-  // /mcp's JSON-RPC body is not one: its tools reach the /v1 routes, which refuse them.
+  // Bodies nested past MAX_BODY_DEPTH are refused before anything walks them.
+  useDepthCheckedJson(app)
+  // Routes taking a JSON object body or a query string refuse NUL characters and lone surrogates
+  // (validation.ts); /mcp's JSON-RPC body is not one: its tools reach the /v1 routes, which refuse them.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { body?: { type?: unknown }; querystring?: unknown } | undefined
-    if (schema?.body?.type === 'object' || schema?.querystring !== undefined) route.preValidation = [rejectNul, ...asArray(route.preValidation)]
+    if (schema?.body?.type === 'object' || schema?.querystring !== undefined) route.preValidation = [rejectUnstorableText, ...asArray(route.preValidation)]
   })
   await app.register(requestId)
+  await app.register(loadShedding, deps.loadShedding ?? {})
   await app.register(httpMetrics, { metrics })
   await app.register(auth, { adminToken: deps.config.adminToken, agents: services.agents, publicPluginPrefixes: [DOCS_PREFIX] })
   // One process on SQLite counts in memory; replicas on PostgreSQL share their counts.
@@ -108,6 +116,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     turns: services.turns,
   })
   await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
+  // Coding agents' hooks (Claude Code, Codex CLI, Gemini CLI) on goal sessions.
+  await app.register(hookRoutes, { prefix: '/v1', hooks: services.hooks, metrics })
   // The agent operations above as MCP tools, each run as its REST route (src/mcp/).
   await app.register(mcpRoutes, {
     version: PACKAGE_VERSION,

@@ -3,6 +3,7 @@ import type { Ajv } from 'ajv'
 import type { FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { parseInstant } from '../engine/clock.js'
 import { invalidField } from '../errors.js'
+import { JSON_LIMITS_KEYWORD, type JsonLimits } from '../schemas.js'
 
 /** The most field errors one 400 reports, so a huge bad body cannot amplify into a huge reply. */
 export const MAX_FIELD_ERRORS = 20
@@ -38,6 +39,46 @@ export const STRING_AJV_OPTIONS = { ...SHARED, coerceTypes: 'array', allErrors: 
  */
 function instantFormat(ajv: Ajv): void {
   ajv.addFormat('date-time', { type: 'string', validate: (value: string) => parseInstant(value) !== undefined })
+}
+
+/**
+ * What `value` breaks of `limits`, if anything: its depth and keys (at every level) counted
+ * without recursion, stopping at the first limit passed, then the bytes of its JSON text (safe to
+ * serialise once the depth is known).
+ */
+function jsonLimitBreach(value: unknown, limits: JsonLimits): string | undefined {
+  const stack: [unknown, number][] = [[value, 1]]
+  let keys = 0
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!
+    if (typeof v !== 'object' || v === null) continue
+    if (depth > limits.depth) return `must not nest more than ${limits.depth} levels deep`
+    const children = Array.isArray(v) ? v : Object.values(v)
+    if (!Array.isArray(v) && (keys += children.length) > limits.keys) return `must not have more than ${limits.keys} keys, counting nested ones`
+    for (const c of children) stack.push([c, depth + 1])
+  }
+  if (Buffer.byteLength(JSON.stringify(value)) > limits.bytes) return `must not be more than ${limits.bytes} bytes of JSON`
+  return undefined
+}
+
+/** The `x-json-limits` keyword of JsonObjectInput (src/schemas.ts): a value past its limits fails at its own path. */
+function jsonLimitsKeyword(ajv: Ajv): void {
+  ajv.addKeyword({
+    keyword: JSON_LIMITS_KEYWORD,
+    schemaType: 'object',
+    errors: true,
+    validate: function check(limits: JsonLimits, data: unknown) {
+      const message = jsonLimitBreach(data, limits)
+      ;(check as { errors?: unknown[] }).errors = message === undefined ? [] : [{ keyword: JSON_LIMITS_KEYWORD, message, params: { limits } }]
+      return message === undefined
+    },
+  })
+}
+
+/** What every ajv instance here knows besides the standard: instants and JSON limits. */
+function extendAjv(ajv: Ajv): void {
+  instantFormat(ajv)
+  jsonLimitsKeyword(ajv)
 }
 
 type RouteSchema = Parameters<FastifySchemaCompiler<unknown>>[0]
@@ -116,9 +157,9 @@ export function validatorFactory(): ValidatorFactory {
   // The pools' declared return type is ajv's compile(schema); at run time it takes Fastify's
   // route definition, hence the casts.
   const factory = (externalSchemas: Record<string, never>) => {
-    const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
-    const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
-    const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS, onCreate: instantFormat }) as unknown as Compile
+    const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
+    const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
+    const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
     // Non-body parts keep ajv's `schemaEnv` through finiteOnly: Fastify passes a parent to
     // functions carrying it, so ajv can coerce a root value.
     return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : finiteOnly(other(route)))
@@ -218,13 +259,36 @@ function unique(issues: AjvIssue[]): AjvIssue[] {
   })
 }
 
-/** The path of the first string in `value` holding U+0000 (`body/description`), if any. */
-function nulPath(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const [k, v] of Object.entries(value)) {
-    const found = nulPath(v, `${path}/${k}`)
-    if (found !== undefined) return found
+/** Why `text` cannot be stored alike on both databases, if it cannot. */
+function textFlaw(text: string): string | undefined {
+  // PostgreSQL's text cannot hold NUL; half a surrogate pair is no UTF-8, and its JSON parser
+  // refuses one (a stored row with one broke every later read of it).
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)'
+  if (!text.isWellFormed()) return 'must not contain a lone surrogate (half of a UTF-16 pair)'
+  return undefined
+}
+
+/**
+ * The first string, value or key, in `value` that textFlaw refuses, with its path
+ * (`body/metadata/note`). Iterative: the body parser bounds the depth, and no stack is spent here.
+ */
+function textFlawIn(value: unknown, part: string): { path: string; message: string } | undefined {
+  const stack: [unknown, string][] = [[value, part]]
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!
+    if (typeof v === 'string') {
+      const flaw = textFlaw(v)
+      if (flaw !== undefined) return { path, message: flaw }
+    } else if (typeof v === 'object' && v !== null) {
+      const entries = Object.entries(v)
+      // Pushed last first, so the first flaw in document order is the one reported.
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, x] = entries[i]!
+        const flaw = textFlaw(k)
+        if (flaw !== undefined) return { path: `${path}/${k}`, message: `key ${flaw}` }
+        stack.push([x, `${path}/${k}`])
+      }
+    }
   }
   return undefined
 }
@@ -232,33 +296,35 @@ function nulPath(value: unknown, path: string): string | undefined {
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Top-level body fields whose NUL characters become U+FFFD instead of a 400: what a tool
-     * printed or was called with is recorded as it came (a binary file's bytes in an output).
+     * Top-level body fields (or `'all'`: the whole body) whose NULs and lone surrogates become
+     * U+FFFD instead of a 400: what a tool printed or was called with is recorded as it came (a
+     * binary file's bytes in an output).
      */
-    nulReplaced?: readonly string[]
+    textMended?: readonly string[] | 'all'
   }
 }
 
-/** `value` with every U+0000 in its strings replaced by U+FFFD (the same value when it has none). */
-function replaceNul(value: unknown): unknown {
-  if (typeof value === 'string') return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value
-  if (Array.isArray(value)) return value.map(replaceNul)
+/** `value` with every U+0000 and lone surrogate in its strings (keys too) replaced by U+FFFD; the body is at most 64 levels deep (json-body.ts). */
+function mendText(value: unknown): unknown {
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value).toWellFormed()
+  if (Array.isArray(value)) return value.map(mendText)
   if (typeof value !== 'object' || value === null) return value
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceNul(v)]))
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [mendText(k) as string, mendText(v)]))
 }
 
 /**
- * A NUL character in a JSON object body or a query string is a 400 on every route: PostgreSQL's
- * text cannot hold one, and both databases answer alike. The fields a route lists in
- * `nulReplaced` are mended instead.
+* Text in a JSON object body or a query string that a database cannot store alike (a NUL, a lone
+ * surrogate) is a 400 naming the field on every route, before anything reads it. The fields a
+ * route lists in `textMended` are mended instead.
  */
-export const rejectNul: preValidationHookHandler = (request, _reply, done) => {
-  const body = request.body
-  const mend = request.routeOptions.config.nulReplaced
-  if (mend !== undefined && typeof body === 'object' && body !== null) {
-    const fields = body as Record<string, unknown>
-    for (const f of mend) if (f in fields) fields[f] = replaceNul(fields[f])
+export const rejectUnstorableText: preValidationHookHandler = (request, _reply, done) => {
+  const mend = request.routeOptions.config.textMended
+  if (mend === 'all') request.body = mendText(request.body)
+  else if (mend !== undefined && typeof request.body === 'object' && request.body !== null) {
+    const fields = request.body as Record<string, unknown>
+    for (const f of mend) if (f in fields) fields[f] = mendText(fields[f])
   }
-  const at = nulPath(request.query, 'querystring') ?? nulPath(body, 'body')
-  done(at === undefined ? undefined : invalidField(at, 'must not contain the NUL character (U+0000)'))
+  const body = request.body
+  const flaw = textFlawIn(request.query, 'querystring') ?? textFlawIn(body, 'body')
+  done(flaw === undefined ? undefined : invalidField(flaw.path, flaw.message))
 }

@@ -4,6 +4,7 @@ import type * as TypesModule from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../errors.js'
+import { useDepthCheckedJson } from '../json-body.js'
 import { problemResponses } from '../schemas.js'
 import { callTool } from './call.js'
 import { TOOLS } from './tools.js'
@@ -98,8 +99,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteOptions> = async (app, opts) 
   // Tool arguments are the caller's data: a `__proto__` or `constructor.prototype` key in them is
   // dropped here (this plugin's context only) and the tool's own validation answers with isError,
   // instead of a 400 at the transport that an MCP client cannot show as a tool result.
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('remove', 'remove'))
+  useDepthCheckedJson(app, 'remove')
   app.post(
     '/mcp',
     {

@@ -157,8 +157,9 @@ export function wordTokens(text: string): string[] {
 
 /**
  * Runs occurrence maths on values from a request and turns its InvalidTrigger into the problem
- * for the field the value came from (`pathOf`): an `at` that is no date-time is malformed (400,
- * as schema validation says it), a cron or timezone that cannot be used is unusable (422).
+ * for the field the value came from (`pathOf`): a malformed value (an `at` that is no date-time,
+ * a cron with three fields) is a 400, as schema validation words it; a well-formed one that
+ * cannot be used (a cron that never fires, an unknown timezone) is a 422.
  */
 export function fromRequest<T>(run: () => T, pathOf: (field: InvalidTrigger['field']) => string): T {
   try {
@@ -166,7 +167,7 @@ export function fromRequest<T>(run: () => T, pathOf: (field: InvalidTrigger['fie
   } catch (err) {
     if (!(err instanceof InvalidTrigger)) throw err
     const path = pathOf(err.field)
-    throw err.field === 'at' ? invalidField(path, err.reason) : unprocessable(err.message, [{ path, message: err.reason }])
+    throw err.malformed ? invalidField(path, err.reason, err.message) : unprocessable(err.message, [{ path, message: err.reason }])
   }
 }
 
@@ -177,7 +178,7 @@ export function requestInstant(value: string, path: string): number {
   return ms
 }
 
-/** Validates a trigger from the API: 400 for a bad date, 422 for bad crons, timezones and empty patterns. */
+/** Validates a trigger from the API: 400 for a malformed date or cron, 422 for a cron that never fires, an unknown timezone or an empty pattern. */
 export function triggerColumns(trigger: ReminderTrigger): TriggerColumns {
   return fromRequest(() => columnsOf(trigger), (field) => fieldPath('body', 'trigger', field))
 }

@@ -22,12 +22,19 @@ export class InvalidTrigger extends Error {
   readonly field: 'at' | 'cron' | 'timezone'
   /** A few words for errors[].message; `message` is the sentence for `detail`. */
   readonly reason: string
+  /**
+   * True when the value is not in the field's format at all (a date that is none, a cron with
+   * three fields or a 61st minute); false when it is well-formed but unusable (a cron that never
+   * fires, an unknown timezone).
+   */
+  readonly malformed: boolean
 
-  constructor(field: InvalidTrigger['field'], message: string, reason: string) {
+  constructor(field: InvalidTrigger['field'], message: string, reason: string, malformed: boolean) {
     super(message)
     this.name = 'InvalidTrigger'
     this.field = field
     this.reason = reason
+    this.malformed = malformed
   }
 }
 
@@ -41,7 +48,7 @@ export function validateTimezone(tz: string): string {
   try {
     canonical = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone
   } catch {
-    throw new InvalidTrigger('timezone', `Unknown timezone '${tz}': use an IANA name such as 'Europe/Paris' or 'UTC'.`, 'unknown IANA timezone')
+    throw new InvalidTrigger('timezone', `Unknown timezone '${tz}': use an IANA name such as 'Europe/Paris' or 'UTC'.`, 'unknown IANA timezone', false)
   }
   if (timezoneCache.size > 1000) timezoneCache.clear()
   timezoneCache.set(tz, canonical)
@@ -78,11 +85,11 @@ export function validateCron(expr: string, tz = 'UTC'): string {
   } catch (err) {
     const why = err instanceof Error ? err.message.replace(/^CronPattern:\s*/, '').replace(/\.$/, '') : String(err)
     if (/parts are required|requires exactly/.test(why)) throw wrongFieldCount(expr, fields)
-    throw new InvalidTrigger('cron', `Invalid cron expression '${expr}': ${why} (${FIVE_FIELDS}).`, why)
+    throw new InvalidTrigger('cron', `Invalid cron expression '${expr}': ${why} (${FIVE_FIELDS}).`, why, true)
   }
   // croner searches years ahead; null means the expression can never match (e.g. 30 February).
   if (job.nextRun(new Date(0)) === null) {
-    throw new InvalidTrigger('cron', `Cron expression '${expr}' never fires (no date matches it).`, 'never fires')
+    throw new InvalidTrigger('cron', `Cron expression '${expr}' never fires (no date matches it).`, 'never fires', false)
   }
   return normalized
 }
@@ -91,14 +98,14 @@ const FIVE_FIELDS = 'a cron expression here has exactly 5 fields: minute hour da
 
 function wrongFieldCount(expr: string, fields: number) {
   const n = `${fields} field${fields === 1 ? '' : 's'}`
-  return new InvalidTrigger('cron', `Invalid cron expression '${expr}': it has ${n}; ${FIVE_FIELDS}.`, `${n}, expected 5`)
+  return new InvalidTrigger('cron', `Invalid cron expression '${expr}': it has ${n}; ${FIVE_FIELDS}.`, `${n}, expected 5`, true)
 }
 
 /** A scheduled trigger's `at` (parseInstant's rule); InvalidTrigger('at') for anything else. */
 export function triggerInstant(at: string): number {
   const ms = parseInstant(at)
   if (ms === undefined) {
-    throw new InvalidTrigger('at', `'${at}' is not an ISO-8601 date-time with a timezone offset (e.g. 2026-11-22T09:00:00Z).`, 'must match format "date-time"')
+    throw new InvalidTrigger('at', `'${at}' is not an ISO-8601 date-time with a timezone offset (e.g. 2026-11-22T09:00:00Z).`, 'must match format "date-time"', true)
   }
   return ms
 }

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox'
 import { LIMITS } from './model.js'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { HookSettings, HookSettingsUpdate } from '../hooks/settings.js'
+import { SessionConfigInput } from '../sessions/schemas.js'
 
 /**
  * Reminder, settings and turn-start schemas. A value that is no date-time is refused here (400,
@@ -133,8 +135,10 @@ export const OccurrencesQuery = Type.Object({
 
 export const SnoozeBody = Body(
   {
-    minutes: Type.Optional(Type.Number({ description: 'Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
-    until: Type.Optional(Instant),
+    minutes: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, description: 'More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' }),
+    ),
+    until: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset, after now; clamped like `minutes`.' })),
   },
   { examples: [{ minutes: 30 }] },
 )
@@ -150,6 +154,8 @@ export const Settings = Type.Object(
     quiet_hours: Nullable(Type.Object({ start: Type.String(), end: Type.String() })),
     max_reminders: Type.Integer(),
     injection_budget_tokens: Type.Integer(),
+    session_defaults: SessionConfigInput,
+    hooks: HookSettings,
   },
   { title: 'Settings' },
 )
@@ -160,6 +166,9 @@ export const SettingsUpdate = Body(
     quiet_hours: Type.Optional(Nullable(Body({ start: HhMm, end: HhMm }))),
     max_reminders: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     injection_budget_tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 200_000 })),
+    // Replaces the config of the sessions goalkeeper opens itself (coding-agent hooks).
+    session_defaults: Type.Optional(SessionConfigInput),
+    hooks: Type.Optional(HookSettingsUpdate),
   },
   { examples: [{ timezone: 'Europe/Berlin', quiet_hours: { start: '22:00', end: '07:00' } }] },
 )

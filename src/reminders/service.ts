@@ -5,7 +5,7 @@
  */
 import type { SqlDatabase } from '../db/database.js'
 import { isoAt, type Clock } from '../engine/clock.js'
-import { badRequest, fieldPath, notFound, tooMany, unprocessable } from '../errors.js'
+import { badRequest, fieldPath, invalidField, notFound, tooMany, unprocessable } from '../errors.js'
 import { newId } from '../ids.js'
 import { occurrences, type ReminderTrigger } from './occurrences.js'
 import {
@@ -171,6 +171,8 @@ export class RemindersService {
       throw badRequest('Give either minutes or until, not both.', [{ path: fieldPath('body', 'until'), message: 'not allowed with minutes' }])
     }
     const untilMs = until === undefined ? undefined : requestInstant(until, fieldPath('body', 'until'))
+    // A snooze into the past is a mistake, not a request for the shortest snooze.
+    if (untilMs !== undefined && untilMs <= now) throw invalidField(fieldPath('body', 'until'), 'must be in the future')
     let minutes: number
     if (asked !== undefined) {
       if (!Number.isFinite(asked)) throw unprocessable('minutes must be a number.', [{ path: fieldPath('body', 'minutes'), message: 'not a number' }])

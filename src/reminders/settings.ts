@@ -11,21 +11,29 @@ import { validateTimezone } from './occurrences.js'
 import { isHhMm } from './quiet-hours.js'
 import { ReminderStore } from './repository.js'
 import { computeNextFire } from './schedule.js'
+import { resolveSessionConfig, SessionConfigError, type SessionConfigInput } from '../engine/session-config.js'
+import { badRequest } from '../errors.js'
+import { DEFAULT_HOOK_SETTINGS, type HookSettings } from '../hooks/settings.js'
 
 export interface AgentSettings {
   timezone: string
   quiet_hours: { start: string; end: string } | null
   max_reminders: number
   injection_budget_tokens: number
+  /** The config of sessions goalkeeper opens itself (coding-agent hooks). */
+  session_defaults: SessionConfigInput
+  hooks: HookSettings
 }
 
-export type SettingsUpdate = Partial<AgentSettings>
+export type SettingsUpdate = Partial<Omit<AgentSettings, 'hooks'>> & { hooks?: Partial<HookSettings> }
 
 export const DEFAULT_SETTINGS: Readonly<AgentSettings> = {
   timezone: 'UTC',
   quiet_hours: null,
   max_reminders: 100,
   injection_budget_tokens: 1500,
+  session_defaults: {},
+  hooks: DEFAULT_HOOK_SETTINGS,
 }
 export const SETTINGS_BOUNDS = {
   max_reminders: { min: 1, max: 1_000_000 },
@@ -38,6 +46,8 @@ interface SettingsRow {
   quiet_end: string | null
   max_reminders: number
   injection_budget_tokens: number
+  session_defaults: string
+  hooks: string
 }
 
 function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
@@ -48,13 +58,15 @@ function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
   return value
 }
 
-const SELECT = 'SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens FROM agent_settings WHERE agent_id = ?'
+const SELECT = `SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, session_defaults, hooks
+  FROM agent_settings WHERE agent_id = ?`
 const UPSERT = `INSERT INTO agent_settings
-  (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, updated_at)
-  VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @updated_at)
+  (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, session_defaults, hooks, updated_at)
+  VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @session_defaults, @hooks, @updated_at)
   ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
     quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
-    injection_budget_tokens = excluded.injection_budget_tokens, updated_at = excluded.updated_at`
+    injection_budget_tokens = excluded.injection_budget_tokens, session_defaults = excluded.session_defaults,
+    hooks = excluded.hooks, updated_at = excluded.updated_at`
 
 /** The API.md defaults (the columns' defaults) for an agent that has no row yet. */
 const ENSURE = 'INSERT INTO agent_settings (agent_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING'
@@ -85,7 +97,8 @@ export class SettingsService {
       // made first, so there is one to lock even for an agent still on the defaults.
       await this.db.run(ENSURE, [agentId, now])
       const before = fromRow(await this.db.get<SettingsRow>(SELECT + this.forUpdate, [agentId]))
-      const next: AgentSettings = { ...before, ...given }
+      const { hooks, ...rest } = given
+      const next: AgentSettings = { ...before, ...rest, hooks: { ...before.hooks, ...hooks } }
       await this.db.run(UPSERT, {
         agent_id: agentId,
         timezone: next.timezone,
@@ -93,6 +106,8 @@ export class SettingsService {
         quiet_end: next.quiet_hours?.end ?? null,
         max_reminders: next.max_reminders,
         injection_budget_tokens: next.injection_budget_tokens,
+        session_defaults: JSON.stringify(next.session_defaults),
+        hooks: JSON.stringify(next.hooks),
         updated_at: now,
       })
       if (before.timezone !== next.timezone) {
@@ -115,6 +130,8 @@ function fromRow(row: SettingsRow | undefined): AgentSettings {
     quiet_hours: row.quiet_start && row.quiet_end ? { start: row.quiet_start, end: row.quiet_end } : null,
     max_reminders: row.max_reminders,
     injection_budget_tokens: row.injection_budget_tokens,
+    session_defaults: JSON.parse(row.session_defaults) as SessionConfigInput,
+    hooks: { ...DEFAULT_HOOK_SETTINGS, ...(JSON.parse(row.hooks) as Partial<HookSettings>) },
   }
 }
 
@@ -140,5 +157,18 @@ function checked(update: SettingsUpdate): SettingsUpdate {
   if (update.injection_budget_tokens !== undefined) {
     out.injection_budget_tokens = checkInt(update.injection_budget_tokens, 'injection_budget_tokens')
   }
+  if (update.session_defaults !== undefined) out.session_defaults = checkedSessionDefaults(update.session_defaults)
+  if (update.hooks !== undefined) out.hooks = { ...update.hooks }
   return out
+}
+
+/** Session defaults pass the same checks as a session's own config (400 naming the field). */
+function checkedSessionDefaults(config: SessionConfigInput): SessionConfigInput {
+  try {
+    resolveSessionConfig(config)
+  } catch (err) {
+    if (!(err instanceof SessionConfigError)) throw err
+    throw badRequest(`Invalid session_defaults: ${err.message}.`, [{ path: fieldPath('body', 'session_defaults', err.field), message: err.message }])
+  }
+  return structuredClone(config)
 }

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { JsonObjectInput, type JsonLimits } from '../schemas.js'
 import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
@@ -84,13 +85,16 @@ export const DetectionConfig = {
   budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),
 }
 
+/** A tool call's arguments may carry a file's content; the step's output allows 200,000 characters. */
+export const TOOL_ARGS_LIMITS: JsonLimits = { bytes: 64 * 1024, keys: 1000, depth: 16 }
+
 /** The optional step fields beside description and output. */
 export const StepSignalsInput = {
   tool: Type.Optional(
     Type.Object(
       {
         name: Type.String({ minLength: 1, maxLength: 200 }),
-        args: Type.Record(Type.String(), Type.Unknown(), { description: 'The call\'s arguments, a JSON object.' }),
+        args: JsonObjectInput(TOOL_ARGS_LIMITS, "The call's arguments, a JSON object."),
       },
       { additionalProperties: false, description: 'The tool call this step made: `same_call`, `error_repeat` and the exemptions read it.' },
     ),

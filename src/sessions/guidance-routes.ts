@@ -55,7 +55,8 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
         tags,
         summary: 'Drift events, oldest first.',
         params,
-        querystring: NumberedPageQuery,
+        // Keyed by a bigserial: any integer JavaScript holds exactly.
+        querystring: NumberedPageQuery(Number.MAX_SAFE_INTEGER),
         response: { 200: DriftEventList, ...problemResponses },
       },
     },

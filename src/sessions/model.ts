@@ -18,12 +18,14 @@ export interface Session {
   config: SessionConfig
   metadata: Record<string, unknown>
   state: GoalState
+  external_id: string | null
   created_at: string
   updated_at: string
 }
 
 export interface CreateSessionInput {
   goal: string
+  external_id?: string
   plan?: string[]
   config?: SessionConfigInput
   metadata?: Record<string, unknown>
@@ -77,6 +79,7 @@ export function toSession(row: SessionRow): Session {
     config: JSON.parse(row.config) as SessionConfig,
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     state: JSON.parse(row.state) as GoalState,
+    external_id: row.external_id,
     created_at: isoAt(row.created_at),
     updated_at: isoAt(row.updated_at),
   }

@@ -8,6 +8,7 @@
 import type { InferInsertModel, InferSelectModel } from 'drizzle-orm'
 import type { SqlDatabase } from '../db/database.js'
 import type { driftEvents, sessions, steps } from '../db/schema/index.js'
+import { byteBoundedList } from '../pagination.js'
 
 type Db = { dbColumnNames: true }
 export type SessionRow = InferSelectModel<typeof sessions, Db>
@@ -15,6 +16,12 @@ export type StepRow = InferSelectModel<typeof steps, Db>
 export type DriftEventRow = InferSelectModel<typeof driftEvents, Db>
 export type StepInsert = InferInsertModel<typeof steps, Db>
 export type DriftEventInsert = InferInsertModel<typeof driftEvents, Db>
+
+/** The list filters of `GET /v1/sessions` (and its overview). */
+export interface SessionFilter {
+  status?: string | undefined
+  external_id?: string | undefined
+}
 
 /** What a write needs of the row: which session, whether it is active, and its version. */
 export type SessionKey = Pick<SessionRow, 'id' | 'agent_id' | 'status' | 'version'>
@@ -61,9 +68,12 @@ export type AttrsWrite = {
   updated_at: number
 }
 
-const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, created_at, updated_at'
+const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, external_id, created_at, updated_at'
 const STEP = `session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
   tool, error, tokens, cost_usd`
+/** The columns that make a row large, which a list page bounds in bytes (pagination.ts). */
+const SESSION_TEXT = ['goal', 'plan', 'config', 'metadata', 'state']
+const STEP_TEXT = ['description', 'output', 'verification', 'drift', 'tool']
 
 /** The statements whose text differs between the dialects (JSON access, row locks). */
 const DIALECT = {
@@ -103,8 +113,10 @@ const DIALECT = {
 
 const SQL = {
   insert: `INSERT INTO sessions (${META})
-    VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @created_at, @updated_at)`,
+    VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @external_id, @created_at, @updated_at)
+    ON CONFLICT DO NOTHING`,
   meta: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`,
+  byExternalId: `SELECT ${META} FROM sessions WHERE agent_id = ? AND external_id = ?`,
   key: 'SELECT id, agent_id, status, version FROM sessions WHERE agent_id = ? AND id = ?',
   // One statement, so the version and its snapshot come from one view of the database on either dialect.
   stored: `SELECT s.version, p.snapshot FROM sessions s JOIN session_snapshots p ON p.session_id = s.id
@@ -117,15 +129,10 @@ const SQL = {
   writeAttrs: `UPDATE sessions SET status = @status, metadata = @metadata, version = version + 1, updated_at = @updated_at
     WHERE agent_id = @agent_id AND id = @id`,
   remove: 'DELETE FROM sessions WHERE agent_id = ? AND id = ?',
-  listAll: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id > ? ORDER BY id LIMIT ?`,
-  listByStatus: `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id > ? ORDER BY id LIMIT ?`,
-  // Newest first (the dashboard's list): 'ses_~' sorts after every id (byte order: C collation on PostgreSQL), so no cursor means from the top.
-  listNewest: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
-  listNewestByStatus: `SELECT ${META} FROM sessions WHERE agent_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?`,
   insertStep: `INSERT INTO steps (${STEP})
     VALUES (@session_id, @step_number, @agent_id, @description, @output, @verification, @drift, @recommended_action, @created_at, @version,
       @tool, @error, @tokens, @cost_usd)`,
-  listSteps: `SELECT ${STEP} FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ? ORDER BY step_number LIMIT ?`,
+  listSteps: byteBoundedList(STEP, 'FROM steps WHERE session_id = ? AND agent_id = ? AND step_number > ?', 'step_number', STEP_TEXT),
   insertDriftEvent: `INSERT INTO drift_events (session_id, agent_id, step_number, similarity, action_text, severity, created_at)
     VALUES (@session_id, @agent_id, @step_number, @similarity, @action_text, @severity, @created_at)`,
   listDriftEvents: 'SELECT * FROM drift_events WHERE session_id = ? AND agent_id = ? AND seq > ? ORDER BY seq LIMIT ?',
@@ -153,10 +160,14 @@ export class SessionRepository {
       FROM steps WHERE session_id = ? AND step_number > ? AND (version IS NULL OR version <= ?) ORDER BY step_number`
   }
 
-  /** A new session's row and its first snapshot (the caller holds the transaction). */
-  async insert(row: SessionRow, snapshot: string): Promise<void> {
-    await this.db.run(SQL.insert, row)
+  /**
+   * A new session's row and its first snapshot (the caller holds the transaction); false, with
+   * nothing written, when the agent has a session with its external_id already.
+   */
+  async insert(row: SessionRow, snapshot: string): Promise<boolean> {
+    if ((await this.db.run(SQL.insert, row)) === 0) return false
     await this.db.run(SQL.putSnapshot, [row.id, row.version, snapshot])
+    return true
   }
 
   meta(agentId: string, id: string): Promise<SessionRow | undefined> {
@@ -219,16 +230,27 @@ export class SessionRepository {
     return (await this.db.run(SQL.remove, [agentId, id])) > 0
   }
 
-  /** One page in id (= creation) order plus one row, to know whether more follow. */
-  list(agentId: string, status: string | undefined, limit: number, cursor = ''): Promise<SessionRow[]> {
-    return status === undefined ? this.db.all(SQL.listAll, [agentId, cursor, limit + 1]) : this.db.all(SQL.listByStatus, [agentId, status, cursor, limit + 1])
+  /** The agent's session with this external id (unique per agent). */
+  byExternalId(agentId: string, externalId: string): Promise<SessionRow | undefined> {
+    return this.db.get(SQL.byExternalId, [agentId, externalId])
   }
 
-  /** Like `list`, newest first: the cursor is the last (oldest) id of the previous page. */
-  listNewestFirst(agentId: string, status: string | undefined, limit: number, cursor = 'ses_~'): Promise<SessionRow[]> {
-    return status === undefined
-      ? this.db.all(SQL.listNewest, [agentId, cursor, limit + 1])
-      : this.db.all(SQL.listNewestByStatus, [agentId, status, cursor, limit + 1])
+  /**
+   * One page plus one row, to know whether more follow: in id (= creation) order, or newest first
+   * (the dashboard's list; its cursor is the last, oldest, id of the previous page, and 'ses_~'
+   * sorts after every id in byte order, the C collation on PostgreSQL, so no cursor means the top).
+   */
+  list(agentId: string, filter: SessionFilter, limit: number, cursor: string | undefined, newestFirst = false): Promise<SessionRow[]> {
+    const where = ['agent_id = ?']
+    const params: unknown[] = [agentId]
+    for (const key of ['status', 'external_id'] as const) {
+      if (filter[key] === undefined) continue
+      where.push(`${key} = ?`)
+      params.push(filter[key])
+    }
+    where.push(newestFirst ? 'id < ?' : 'id > ?')
+    params.push(cursor ?? (newestFirst ? 'ses_~' : ''), limit + 1)
+    return this.db.all(byteBoundedList(META, `FROM sessions WHERE ${where.join(' AND ')}`, newestFirst ? 'id DESC' : 'id', SESSION_TEXT), params)
   }
 
   /** The session's last `count` steps, newest first (step numbers run 1..n, so the first is the step count). */

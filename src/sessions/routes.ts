@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from './service.js'
-import { NumberedPageQuery, problemResponses } from '../schemas.js'
+import { INT4_MAX, NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   CreateSessionBody,
   Session,
@@ -43,7 +43,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       config: { auth: 'agent' },
       schema: { operationId: 'listSessions', tags, summary: 'List sessions, oldest first.', querystring: SessionListQuery, response: { 200: SessionList, ...problemResponses } },
     },
-    async (request) => await sessions.list(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+    async ({ agentId, query: { limit, cursor, ...filter } }) => await sessions.list(agentId, filter, limit, cursor),
   )
 
   app.get(
@@ -58,7 +58,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         response: { 200: SessionDigestList, ...problemResponses },
       },
     },
-    async (request) => await sessions.overview(request.agentId, request.query.status, request.query.limit, request.query.cursor),
+    async ({ agentId, query: { limit, cursor, ...filter } }) => await sessions.overview(agentId, filter, limit, cursor),
   )
 
   app.get(
@@ -142,7 +142,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
   app.post(
     '/sessions/:id/steps',
     {
-      config: { auth: 'agent', idempotent: true, nulReplaced: ['description', 'output', 'tool'] },
+      config: { auth: 'agent', idempotent: true, textMended: ['description', 'output', 'tool'] },
       schema: {
         operationId: 'recordStep',
         tags,
@@ -167,7 +167,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
         tags,
         summary: 'The step log, oldest first (cursor: the last step_number seen).',
         params: SessionParams,
-        querystring: NumberedPageQuery,
+        querystring: NumberedPageQuery(INT4_MAX),
         response: { 200: StepList, ...problemResponses },
       },
     },

@@ -1,5 +1,6 @@
+import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
 import { Type, type Static } from 'typebox'
-import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestamp, type JsonLimits } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
 import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput } from './detection-schemas.js'
 
@@ -12,7 +13,6 @@ const Text = (max: number) => Type.String({ minLength: 1, maxLength: max })
  * A goal is often an issue text or a user's first prompt, a step's description a model's whole
  * thought: real coding-agent runs carry goals up to 8,000 characters and thoughts up to 13,500.
  */
-const GOAL_MAX = 20_000
 const ACTION_MAX = 50_000
 
 export const SessionParams = Type.Object({ id: Id('ses') })
@@ -89,7 +89,16 @@ export const SessionConfigInput = Type.Object(
   { additionalProperties: false, title: 'SessionConfigInput' },
 )
 
+/** The caller's own id for a session (a coding agent's session id), unique per agent. */
+export const ExternalId = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: "The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id).",
+})
 const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'Free-form JSON object, returned as given.' })
+/** Room for labels and references (Stripe's metadata holds 50 keys of 500 characters), not for documents. */
+export const METADATA_LIMITS: JsonLimits = { bytes: 16 * 1024, keys: 500, depth: 10 }
+const MetadataInput = JsonObjectInput(METADATA_LIMITS, 'Free-form JSON object, returned as given.')
 const PlanSteps = Type.Array(Text(2000), { maxItems: 500 })
 
 export const Session = Type.Object(
@@ -101,6 +110,7 @@ export const Session = Type.Object(
     config: SessionConfig,
     metadata: Metadata,
     state: GoalState,
+    external_id: Type.Union([ExternalId, Type.Null()]),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -112,15 +122,16 @@ export const SessionList = ListOf(Session, { title: 'SessionList' })
 // set drift_threshold 1 and max_tokens 1, which flags every step as drift and recites "**").
 export const CreateSessionBody = Body(
   {
-    goal: Text(GOAL_MAX),
+    goal: Text(GOAL_TEXT_MAX),
     plan: Type.Optional(PlanSteps),
     config: Type.Optional(SessionConfigInput),
-    metadata: Type.Optional(Metadata),
+    metadata: Type.Optional(MetadataInput),
+    external_id: Type.Optional(ExternalId),
   },
   { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
 )
 export const UpdateSessionBody = Type.Object(
-  { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(Metadata) },
+  { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(MetadataInput) },
   { additionalProperties: false, minProperties: 1, examples: [{ metadata: { ticket: 'API-142', owner: 'search-team' } }] },
 )
 export const SessionDigest = Type.Object(
@@ -139,10 +150,11 @@ export const SessionDigestList = ListOf(SessionDigest, { title: 'SessionDigestLi
 export const SessionListQuery = Type.Object({
   ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),
+  external_id: Type.Optional(ExternalId),
 })
 
 export const SetGoalBody = Body(
-  { goal: Text(GOAL_MAX) },
+  { goal: Text(GOAL_TEXT_MAX) },
   { examples: [{ goal: `${EXAMPLE_GOAL}, and return 429 with a Retry-After header beyond that` }] },
 )
 export const SetPlanBody = Body({ steps: PlanSteps }, { examples: [{ steps: [...EXAMPLE_PLAN, 'Document the limit in the API reference'] }] })

@@ -14,8 +14,10 @@ import type {
 import type { GoalState } from '../engine/goal-tracker.js'
 import type { LlmVerifyFn } from '../engine/llm-verify.js'
 import type { ChatMessage } from '../engine/recitation.js'
+import type { StopCheck } from '../engine/agent-turn.js'
+import type { StepTool } from '../engine/loops.js'
 import { SessionConfigError } from '../engine/session-config.js'
-import { badRequest, fieldPath, notFound } from '../errors.js'
+import { badRequest, conflict, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
 import { intCursor, pageOf, type Page } from '../pagination.js'
@@ -26,7 +28,7 @@ import {
   type CreateSessionInput, type Session, type SessionDigest, type SessionStatus, type StepInput, type StepLogEntry,
 } from './model.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
-import type { SessionKey } from './repository.js'
+import type { SessionFilter, SessionKey } from './repository.js'
 import { assertActive, LostRace, raceConflict, type Outcome } from './outcome.js'
 import { SessionStore, WRITE_ATTEMPTS } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
@@ -72,6 +74,7 @@ export class SessionsService implements TurnPartsProvider {
     return new UnitOfWork(this.db)
   }
 
+  /** A 409 when the agent has a session with the same `external_id` already. */
   async create(agentId: string, input: CreateSessionInput, uow: UnitOfWork = this.own()): Promise<Session> {
     let session: GoalSession
     try {
@@ -93,24 +96,33 @@ export class SessionsService implements TurnPartsProvider {
       metadata: JSON.stringify(input.metadata ?? {}),
       state: JSON.stringify(session.state()),
       version: 1,
+      external_id: input.external_id ?? null,
       created_at: now,
       updated_at: now,
     }
     const snapshot = JSON.stringify(session.toJSON())
     return await uow.run(async () => {
-      await this.store.repo.insert(row, snapshot)
+      if (!(await this.store.repo.insert(row, snapshot))) {
+        throw conflict(`A session with external_id ${JSON.stringify(input.external_id)} exists already; find it with GET /v1/sessions?external_id=.`)
+      }
       return toSession(row)
     })
   }
 
-  async list(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Promise<Page<Session>> {
-    const page = pageOf(await this.store.repo.list(agentId, status, limit, cursor), limit)
+  /** The agent's session with this external id, or undefined. */
+  async byExternalId(agentId: string, externalId: string): Promise<Session | undefined> {
+    const row = await this.store.repo.byExternalId(agentId, externalId)
+    return row === undefined ? undefined : toSession(row)
+  }
+
+  async list(agentId: string, filter: SessionFilter, limit: number, cursor?: string): Promise<Page<Session>> {
+    const page = pageOf(await this.store.repo.list(agentId, filter, limit, cursor), limit)
     return { ...page, items: page.items.map(toSession) }
   }
 
   /** The dashboard's list: newest first, each session with its step count, last verdict and recent similarity. */
-  async overview(agentId: string, status: SessionStatus | undefined, limit: number, cursor?: string): Promise<Page<SessionDigest>> {
-    const page = pageOf(await this.store.repo.listNewestFirst(agentId, status, limit, cursor), limit)
+  async overview(agentId: string, filter: SessionFilter, limit: number, cursor?: string): Promise<Page<SessionDigest>> {
+    const page = pageOf(await this.store.repo.list(agentId, filter, limit, cursor, true), limit)
     // Concurrent: on PostgreSQL each is a round trip of its own.
     const items = await Promise.all(page.items.map(async (row) => toDigest(row, await this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))))
     return { ...page, items }
@@ -288,6 +300,35 @@ export class SessionsService implements TurnPartsProvider {
         ...(input.force === undefined ? {} : { force: input.force }),
       }),
     }))
+  }
+
+  /** A coding agent's later prompt (its hooks): it joins the goal, and a new turn begins. */
+  userPrompt(agentId: string, id: string, prompt: string): Promise<void> {
+    return this.write(agentId, id, (s) => ({ result: s.userPrompt(prompt) }))
+  }
+
+  /** Read-only: why a coding agent should not make this tool call now, or null. */
+  gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
+    return this.store.read(agentId, id, (s) => s.gateTool(tool))
+  }
+
+  /** A coding agent wants to stop: whether to ask it to carry on with open plan items (`session.stopped` when it may stop). */
+  stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
+    return this.write(agentId, id, (s) => s.stop(maxBlocks))
+  }
+
+  /** A coding agent's context was compacted: its next answer recites the session (`reciteAfterCompaction`). */
+  compacted(agentId: string, id: string): Promise<void> {
+    return this.write(agentId, id, (s) => ({ result: s.compacted() }))
+  }
+
+  /**
+   * The recitation block injected now whatever its schedule, or null when there is nothing to
+   * recite; with `pending`, only when a compaction is waiting for it (read first: no write otherwise).
+   */
+  async recite(agentId: string, id: string, pending = false): Promise<string | null> {
+    if (pending && !(await this.store.read(agentId, id, (s) => s.compactedSinceRecitation))) return null
+    return this.write(agentId, id, (s) => ({ result: s.reciteNow() }))
   }
 
   /** The goal reminder and recitation for `POST /v1/turns` (TurnPartsProvider), inside the turn's transaction. */

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import type { Agent } from 'undici'
 import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
+import { cutText } from '../engine/text.js'
 import { newId } from '../ids.js'
 import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './delivery-store.js'
 import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
@@ -236,5 +237,5 @@ function describeError(err: unknown, timeoutMs: number): string {
   }
   const code = e?.code ?? e?.cause?.code
   const msg = e?.message ?? String(err)
-  return (code ? `${code}: ${msg}` : msg).slice(0, 500)
+  return cutText(code ? `${code}: ${msg}` : msg, 500)
 }

@@ -2,14 +2,17 @@ import type { SqlDatabase } from '../db/database.js'
 import { isoAt } from '../engine/clock.js'
 import { newId } from '../ids.js'
 
-/** Event types of API.md. */
-export type EventType =
-  | 'reminder.triggered'
-  | 'session.drift_detected'
-  | 'session.loop_detected'
-  | 'session.stalled'
-  | 'session.budget_exceeded'
-  | 'webhook.test'
+/** The event types a webhook can subscribe to (API.md's, and those added since). */
+export const EVENT_TYPES = [
+  'reminder.triggered',
+  'session.drift_detected',
+  'session.loop_detected',
+  'session.stalled',
+  'session.budget_exceeded',
+  'session.stopped',
+  'webhook.test',
+] as const
+export type EventType = (typeof EVENT_TYPES)[number]
 
 export interface EnqueueResult {
   message_id: string

@@ -1,16 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { EVENT_TYPES } from './outbox.js'
 import type { WebhooksService } from './service.js'
 import { Body, Id, ListOf, PaginationQuery, problemResponses, Timestamp } from '../schemas.js'
 
-const EventType = Type.Union([
-  Type.Literal('reminder.triggered'),
-  Type.Literal('session.drift_detected'),
-  Type.Literal('session.loop_detected'),
-  Type.Literal('session.stalled'),
-  Type.Literal('session.budget_exceeded'),
-  Type.Literal('webhook.test'),
-])
+const EventType = Type.Enum(EVENT_TYPES)
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
 
 const webhookFields = {

@@ -7,6 +7,7 @@ describe('maskVolatile', () => {
     const b = 'run 0c9e1f2a-1111-4222-8333-444455556666 at 2026-11-23T17:45:59Z (pid 17) in 12ms, object at 0x55d1, commit 1a410efbd13, /tmp/pytest-of-root/pytest-99/t0 [3/10]'
     expect(maskVolatile(a)).toBe(maskVolatile(b))
     expect(maskVolatile('/bin/bash: line 13008: cd: x: No such file')).toBe(maskVolatile('/bin/bash: line 13023: cd: x: No such file'))
+    expect(maskVolatile('Exit Code: 2\nProcess Group PGID: 31331')).toBe(maskVolatile('Exit Code: 2\nProcess Group PGID: 31402'))
   })
 
   it('keeps counts that carry meaning', () => {

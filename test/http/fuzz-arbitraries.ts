@@ -1,5 +1,6 @@
+import { relative } from 'node:path'
 import fc from 'fast-check'
-import { expect } from 'vitest'
+import { expect, onTestFailed } from 'vitest'
 import type { TestApp } from '../helpers.js'
 
 /**
@@ -13,6 +14,23 @@ import type { TestApp } from '../helpers.js'
  * `FUZZ_SCALE=20 npx vitest run test/http/*-fuzz.test.ts --testTimeout=0`.
  */
 export const fuzzRuns = (n: number): number => Math.max(1, Math.round(n * Number(process.env.FUZZ_SCALE ?? 1)))
+
+/**
+ * fast-check's parameters for a fuzz property, called inside the test: `n` runs (times
+ * FUZZ_SCALE) from a random seed, or FUZZ_SEED's to replay one, after `examples`, the
+ * counterexamples earlier runs found, which every run tries first. fast-check names the seed of a
+ * property that fails; a test that fails otherwise (a timeout) names it here, with how to replay it.
+ */
+export function fuzzParameters<Ts>(n: number, examples: NoInfer<Ts>[] = []): fc.Parameters<Ts> {
+  const seed = process.env.FUZZ_SEED === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED)
+  const { currentTestName, testPath } = expect.getState()
+  const project = process.env.GOALKEEPER_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite'
+  const file = relative(process.cwd(), testPath ?? '')
+  onTestFailed(() => {
+    console.error(`Fuzz seed ${seed}; replay: FUZZ_SEED=${seed} npx vitest run --project ${project} ${file} -t ${JSON.stringify(currentTestName?.split(' > ').at(-1) ?? '')}`)
+  })
+  return { numRuns: fuzzRuns(n), seed, examples }
+}
 
 /** Number spellings that coercion turns into odd values, plus out-of-range integers. */
 export const NUMBER_SPELLINGS = [
@@ -208,6 +226,17 @@ export interface FuzzOptions {
   /** Runs after every request (e.g. to replace fixtures a request deleted). */
   after?: () => void | Promise<void>
   numRuns: number
+  /** Requests earlier runs found failing, sent first on every run. */
+  examples?: FuzzExample[]
+}
+
+/** A request a fuzz run found failing, kept as a fixed case: path ids are the first known ones, no Idempotency-Key. */
+export interface FuzzExample {
+  method: FuzzRequest['method']
+  path: string
+  query?: string
+  body?: string
+  authorization: string
 }
 
 /** Random requests to random `routes`, each checked with `expectSafe`; returns how many were rejected. */
@@ -224,6 +253,18 @@ export async function fuzzRoutes(t: TestApp, opts: FuzzOptions): Promise<number>
       contentType,
     }),
   )
+  type Drawn = typeof req extends fc.Arbitrary<infer R> ? R : never
+  const examples = (opts.examples ?? []).map((e): [Drawn] => [
+    {
+      route: { method: e.method, path: e.path },
+      ids: Object.fromEntries(names.map((n) => [n, 0])),
+      query: e.query ?? '',
+      body: e.body ?? null,
+      authorization: e.authorization,
+      key: null,
+      contentType: 'application/json',
+    },
+  ])
   let rejected = 0
   const stats = new Map<string, number>()
   await fc.assert(
@@ -246,7 +287,7 @@ export async function fuzzRoutes(t: TestApp, opts: FuzzOptions): Promise<number>
       if (used.some((id) => foreign.includes(id))) expect(status < 300 || status === 409, `${route.method} ${url} → ${status}`).toBe(false)
       await opts.after?.()
     }),
-    { numRuns: fuzzRuns(opts.numRuns) },
+    fuzzParameters(opts.numRuns, examples),
   )
   // FUZZ_STATS=1 shows how deep the requests got: statuses per route.
   if (process.env.FUZZ_STATS) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'))
@@ -294,6 +335,6 @@ export async function fuzzWrongTypes(
       expect(res.json().errors?.some((e: { path: string }) => e.path.includes(key)), what).toBe(true)
       expect(await dumpDb(t), what).toEqual(before)
     }),
-    { numRuns: fuzzRuns(opts.numRuns) },
+    fuzzParameters(opts.numRuns),
   )
 }

@@ -91,6 +91,17 @@ it('the examples run as is, in order, with sensible results', async () => {
   await run('PUT /v1/settings', {}, headers)
   await run('POST /v1/turns', {}, headers)
 
+  // A coding agent's first prompt opens a hook session; nothing is due yet, so nothing to add.
+  expect(await run('POST /v1/hooks/claude-code', {}, headers)).toEqual({})
+  expect(await run('POST /v1/hooks/codex', {}, headers)).toEqual({})
+  expect(await run('POST /v1/hooks/gemini-cli', {}, headers)).toEqual({})
+  const opened = (await run('GET /v1/sessions', {}, headers)).items.slice(-3)
+  expect(opened.map((s: { external_id: string; metadata: { source: string } }) => [s.metadata.source, s.external_id])).toEqual([
+    ['claude-code', '2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90'],
+    ['codex', '019a4b2c-7d1e-7f30-9c44-1b2e3d4f5a60'],
+    ['gemini-cli', '6a0f3c2e-91b4-4f7d-8e65-2d3c4b5a6f70'],
+  ])
+
   const hook = await run('POST /v1/webhooks', {}, headers, 201)
   await run('PATCH /v1/webhooks/{id}', { id: hook.id }, headers)
 

@@ -88,3 +88,27 @@ describe('POST /v1/reminders/{id}/snooze never brings an undelivered reminder fo
     expect(await a.snooze(fired.id, { minutes: 30 })).toMatchObject({ status: 'snoozed', snooze_until: '2026-11-22T10:30:00.000Z' })
   })
 })
+
+describe('POST /v1/reminders/{id}/snooze refuses a snooze that ends now or earlier', () => {
+  it('zero or negative minutes, or an `until` not after now, is a 400 naming the field, and changes nothing', async () => {
+    const t = await setup()
+    const r = await api(t).create({ title: 'x', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } })
+    const cases: [object, string][] = [
+      [{ minutes: 0 }, 'body/minutes'],
+      [{ minutes: -5 }, 'body/minutes'],
+      [{ minutes: -0.5 }, 'body/minutes'],
+      [{ until: '2026-11-22T09:59:00Z' }, 'body/until'],
+      [{ until: '2026-11-22T10:00:00Z' }, 'body/until'],
+      [{ until: '2026-11-22T12:00:00+03:00' }, 'body/until'],
+    ]
+    for (const [payload, path] of cases) {
+      const res = await t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/snooze`, headers: t.a.headers, payload })
+      expect([payload, res.statusCode, res.headers['content-type']]).toEqual([payload, 400, expect.stringContaining('application/problem+json')])
+      expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual([path])
+    }
+    expect(await api(t).get(r.id)).toMatchObject({ status: 'pending', snooze_until: null })
+    // Past the maximum is still clamped, and a positive duration under the minimum rounded up.
+    expect(await api(t).snooze(r.id, { minutes: 1e9 })).toMatchObject({ snooze_until: '2026-11-23T10:00:00.000Z', clamped: true })
+    expect(await api(t).snooze(r.id, { minutes: 0.5 })).toMatchObject({ snooze_until: '2026-11-22T10:15:00.000Z', clamped: true })
+  })
+})

@@ -31,7 +31,7 @@ describe('reminders over REST', () => {
     expect(urgent.json().items.map((r: { id: string }) => r.id)).toEqual([ctx.json().id])
   })
 
-  it('400 for malformed bodies and dates, 422 for bad cron and timezone, 429 over the quota', async () => {
+  it('400 for malformed bodies, dates and crons, 422 for a cron that never fires and an unknown timezone, 429 over the quota', async () => {
     const t = await setup()
     const post = (payload: object) => t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload })
     expect((await post({ title: 'x', trigger: { type: 'weekly' } })).statusCode).toBe(400)
@@ -40,8 +40,14 @@ describe('reminders over REST', () => {
     expect(never.statusCode).toBe(422)
     expect(never.headers['content-type']).toMatch(/problem\+json/)
     expect(never.json().detail).toMatch(/never fires/)
+    // A malformed cron is a 400 naming the field; 422 is left for one that is well-formed but never fires.
+    for (const cron of ['0 9 *', '0 25 * * *', 'every day']) {
+      const bad = await post({ title: 'x', trigger: { type: 'recurring', cron } })
+      expect([cron, bad.statusCode, bad.json().errors.map((e: { path: string }) => e.path)]).toEqual([cron, 400, ['body/trigger/cron']])
+    }
     const six = await post({ title: 'x', trigger: { type: 'recurring', cron: '0 0 9 * * *' } })
-    expect(six.statusCode).toBe(422)
+    expect(six.statusCode).toBe(400)
+    expect(six.json().type).toBe('urn:problem:validation_failed')
     expect(six.json().detail).toBe(
       "Invalid cron expression '0 0 9 * * *': it has 6 fields; a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week.",
     )
@@ -103,10 +109,17 @@ describe('reminders over REST', () => {
   it('settings: defaults, partial PUT keeps the rest, validation', async () => {
     const t = await setup()
     const h = t.a.headers
-    expect((await t.app.inject({ url: '/v1/settings', headers: h })).json()).toEqual({ timezone: 'UTC', quiet_hours: null, max_reminders: 100, injection_budget_tokens: 1500 })
+    expect((await t.app.inject({ url: '/v1/settings', headers: h })).json()).toEqual({
+      timezone: 'UTC',
+      quiet_hours: null,
+      max_reminders: 100,
+      injection_budget_tokens: 1500,
+      session_defaults: {},
+      hooks: { max_stop_blocks: 3, tool_output: 'store' },
+    })
     await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { timezone: 'Asia/Tokyo' } })
     const put = await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { quiet_hours: { start: '22:00', end: '07:00' } } })
-    expect(put.json()).toEqual({ timezone: 'Asia/Tokyo', quiet_hours: { start: '22:00', end: '07:00' }, max_reminders: 100, injection_budget_tokens: 1500 })
+    expect(put.json()).toMatchObject({ timezone: 'Asia/Tokyo', quiet_hours: { start: '22:00', end: '07:00' }, max_reminders: 100, injection_budget_tokens: 1500 })
     expect((await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { timezone: 'Nowhere' } })).statusCode).toBe(422)
     expect((await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { quiet_hours: { start: '25:00', end: '07:00' } } })).statusCode).toBe(400)
     expect((await t.app.inject({ url: '/v1/settings', headers: t.b.headers })).json().timezone).toBe('UTC')

@@ -94,6 +94,8 @@ it('random webhook requests never cause a 5xx, and a rejected one changes no sto
     foreign: () => [w.foreign.webhook, w.foreign.message],
     after: () => refresh(w),
     numRuns: 400,
+    // Found on PostgreSQL: a NUL character in a stored text was a 500.
+    examples: [{ method: 'POST', path: '/v1/webhooks', body: JSON.stringify({ url: HOOK, description: 'a\u0000b' }), authorization: `Bearer ${w.a.apiKey}` }],
   })
   expect(rejected).toBeGreaterThan(120)
 })

@@ -82,13 +82,13 @@ it('a tool call counts once against the rate limit: its REST call inside is not 
     remaining.push(res.headers.get('x-ratelimit-remaining'))
   }
   expect(remaining).toEqual(['3', '2', '1', '0'])
-  expect((await t.app.services.sessions.list(a.id, undefined, 50)).items).toHaveLength(3)
+  expect((await t.app.services.sessions.list(a.id, {}, 50)).items).toHaveLength(3)
 
   const limited = await post(url, startSession(5), a.headers)
   expect(limited.status).toBe(429)
   expect(limited.headers.get('retry-after')).toBeTruthy()
   expect(limited.headers.get('content-type')).toContain('application/problem+json')
-  expect((await t.app.services.sessions.list(a.id, undefined, 50)).items).toHaveLength(3)
+  expect((await t.app.services.sessions.list(a.id, {}, 50)).items).toHaveLength(3)
 })
 
 it('the self-call pass cannot be forged by a client', async () => {

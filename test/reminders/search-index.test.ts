@@ -4,7 +4,7 @@ import { openDb } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { bm25Score, decodeAverages, ReminderSearch, searchWeights, SEARCH_WEIGHTS } from '../../src/reminders/search.js'
 import { RemindersService } from '../../src/reminders/service.js'
-import { SettingsService } from '../../src/reminders/settings.js'
+import { DEFAULT_SETTINGS, SettingsService } from '../../src/reminders/settings.js'
 import { migrationsBefore } from '../db/migrations-before.js'
 import { backend } from '../helpers.js'
 import { reminderFixture } from './fixtures.js'
@@ -78,7 +78,9 @@ describe.skipIf(backend === 'postgres')('0011 search index migration', () => {
       const h = openDb(':memory:')
       runMigrations(h, before.folder)
       h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
-      const svc = new RemindersService(h.db, new SettingsService(h.db, clock), clock)
+      // Settings as they were then: their table has no columns added since (e.g. session_defaults).
+      const settings = { get: () => Promise.resolve({ ...DEFAULT_SETTINGS }) } as unknown as SettingsService
+      const svc = new RemindersService(h.db, settings, clock)
       const old = await svc.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
       await svc.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
       // Group commit: the batch commits after the turn; migrations open their own transaction.

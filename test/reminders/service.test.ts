@@ -24,12 +24,14 @@ describe('RemindersService CRUD', () => {
     expect(await f.reminders.get('agt_a', ctx.id)).toEqual(ctx)
   })
 
-  it('400 for a date that is none, 422 for bad crons, timezones, empty titles and patterns', async () => {
+  it('400 for a date that is none and a malformed cron, 422 for a cron that never fires, timezones, empty titles and patterns', async () => {
     const f = await reminderFixture()
     expect(await statusOf(() => f.reminders.create('agt_a', { title: 'x', trigger: { type: 'scheduled', at: 'next tuesday' } }))).toBe(400)
+    for (const cron of ['0 25 * * *', '* * *', 'hello']) {
+      expect(await statusOf(() => f.reminders.create('agt_a', { title: 'x', trigger: { type: 'recurring' as const, cron } }))).toBe(400)
+    }
     const bad = [
       { title: 'x', trigger: { type: 'recurring' as const, cron: '0 0 31 2 *' } },
-      { title: 'x', trigger: { type: 'recurring' as const, cron: '0 25 * * *' } },
       { title: 'x', trigger: { type: 'recurring' as const, cron: '0 9 * * *', timezone: 'Nowhere/City' } },
       { title: '  \u0000 ', trigger: { type: 'context' as const, pattern: 'x' } },
       { title: 'x', trigger: { type: 'context' as const, pattern: '?!' } },
@@ -102,7 +104,7 @@ describe('RemindersService CRUD', () => {
     expect(moved).toMatchObject({ status: 'pending', title: 'new', next_fire_at: '2026-11-23T08:00:00.000Z' })
     const cron = await f.reminders.patch('agt_a', r.id, { trigger: { type: 'recurring', cron: '0 12 * * *' } })
     expect(cron.next_fire_at).toBe('2026-11-22T12:00:00.000Z')
-    expect(await statusOf(() => f.reminders.patch('agt_a', r.id, { trigger: { type: 'recurring', cron: 'nope' } }))).toBe(422)
+    expect(await statusOf(() => f.reminders.patch('agt_a', r.id, { trigger: { type: 'recurring', cron: 'nope' } }))).toBe(400)
   })
 
   it('recurring reminders without a timezone follow the agent settings timezone', async () => {

@@ -28,6 +28,7 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
   // A failed set-up (no browser under CI=true) must fail every test, not leave them skipped as a
   // failing beforeAll does: it is kept and thrown before each test.
   let setupError: unknown
+  let hookSessionId = ''
   beforeAll(async () => {
     try {
       await setUp()
@@ -42,6 +43,8 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
     const started = await startUiApp({ GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: 'true' })
     ;({ app, handle, base, apiKey } = started)
     seeded = await seedDriftedSession(app, started.agentId)
+    await api('POST', '/v1/hooks/claude-code', { hook_event_name: 'UserPromptSubmit', session_id: 'cc-dashboard-1', prompt: 'Fix the flaky date test' })
+    hookSessionId = (await api('GET', '/v1/sessions?external_id=cc-dashboard-1')).items[0].id
     mkdirSync(SHOTS, { recursive: true })
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
@@ -75,6 +78,8 @@ describe.skipIf(SKIP_BROWSER)('dashboard in a real browser', () => {
     expect(await context.cookies()).toEqual([])
     const spark = await page.getAttribute(`tr[data-session="${seeded.sessionId}"] canvas.sparkline`, 'data-points')
     expect(Number(spark)).toBe(seeded.steps.length)
+    // A session a coding agent's hooks opened shows where it came from and its id there.
+    expect(await page.textContent(`tr[data-session="${hookSessionId}"] .id`)).toBe(`${hookSessionId} · claude-code cc-dashboard-1`)
     await page.screenshot({ path: `${SHOTS}sessions.png` })
   })
 

@@ -18,7 +18,13 @@ export function relative(iso: string | null | undefined, now = Date.now()): stri
   return s >= 0 ? `in ${n} ${unit}` : `${n} ${unit} ago`
 }
 
-export const truncate = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+/** At most `max` characters, the last an ellipsis when cut; never half of a surrogate pair (an emoji). */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text
+  const end = max - 1
+  const last = text.charCodeAt(end - 1)
+  return `${text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end)}…`
+}
 
 /** Severity colours, shared by the chart, the sparkline and the CSS classes `sev-*`. */
 export const SEVERITY_COLOURS: Record<string, string> = {

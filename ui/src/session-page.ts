@@ -1,3 +1,4 @@
+import { external } from './sessions-page.js'
 import { html } from 'htm/preact'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { allPages, api } from './api.js'
@@ -78,7 +79,7 @@ export function SessionPage({ id }: { id: string }) {
         <h1 class="goal">${session.goal}</h1>
         <span class=${`badge status-${session.status}`}>${session.status}</span>
       </header>
-      <p class="muted small">${session.id} · created ${when(session.created_at)} · updated ${when(session.updated_at)}
+      <p class="muted small">${session.id}${external(session)} · created ${when(session.created_at)} · updated ${when(session.updated_at)}
         ${session.status === 'active' ? html` · refreshes every ${POLL_MS / 1000} s` : null}</p>
       ${error && html`<p class="error" role="alert">${error}</p>`}
       <dl class="stats">

@@ -4,9 +4,16 @@ import { api } from './api.js'
 import { pct, relative, truncate, when } from './format.js'
 import { useLoad } from './hooks.js'
 import { Sparkline } from './sparkline.js'
-import type { Page, SessionDigest } from './types.js'
+import type { Page, Session, SessionDigest } from './types.js'
 
 const PAGE_SIZE = 20
+
+/** " · claude-code 2f6c…": where a session opened by a coding agent's hooks came from, and its id there. */
+export function external(session: Session): string {
+  if (session.external_id === null) return ''
+  const source = typeof session.metadata.source === 'string' ? `${session.metadata.source} ` : ''
+  return ` · ${source}${session.external_id}`
+}
 
 /** The agent's sessions, newest first (GET /v1/sessions/overview), paged by cursor. */
 export function SessionsPage() {
@@ -38,7 +45,7 @@ export function SessionsPage() {
           <tbody>
             ${data.items.map((d) => html`
               <tr key=${d.session.id} data-session=${d.session.id}>
-                <td><a href=${`/ui/sessions/${d.session.id}`}>${truncate(d.session.goal, 90)}</a><div class="id">${d.session.id}</div></td>
+                <td><a href=${`/ui/sessions/${d.session.id}`}>${truncate(d.session.goal, 90)}</a><div class="id">${d.session.id}${external(d.session)}</div></td>
                 <td><span class=${`badge status-${d.session.status}`}>${d.session.status}</span></td>
                 <td class="num">${d.step_count}${d.last_step_at && html`<div class="muted small">${relative(d.last_step_at)}</div>`}</td>
                 <td>${d.last_action ? html`<span class=${`badge action-${d.last_action}`}>${d.last_action}</span>` : html`<span class="muted">—</span>`}</td>

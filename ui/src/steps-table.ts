@@ -1,6 +1,6 @@
 import { html } from 'htm/preact'
 import { useState } from 'preact/hooks'
-import { num, when } from './format.js'
+import { num, truncate, when } from './format.js'
 import type { Step } from './types.js'
 
 /** Rows shown before "Show all": a long run's table would cost more to lay out than the chart. */
@@ -18,7 +18,7 @@ export function StepsTable({ steps }: { steps: Step[] }) {
           <tr key=${s.step_number} id=${`step-${s.step_number}`} data-step=${s.step_number}>
             <td class="num">${s.step_number}<div class="muted small">${when(s.created_at)}</div></td>
             <td class="text">${s.description}</td>
-            <td class="text">${s.output ? html`<details><summary>${s.output.slice(0, 80)}${s.output.length > 80 ? '…' : ''}</summary><pre>${s.output}</pre></details>` : html`<span class="muted">—</span>`}</td>
+            <td class="text">${s.output ? html`<details><summary>${truncate(s.output, 81)}</summary><pre>${s.output}</pre></details>` : html`<span class="muted">—</span>`}</td>
             <td>
               <span class=${`badge action-${s.verification.recommended_action}`}>${s.verification.recommended_action}</span>
               <div class="small">${s.verification.aligned ? 'aligned' : 'not aligned'} · ${num(s.verification.alignment_score)}</div>

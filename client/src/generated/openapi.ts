@@ -731,6 +731,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/hooks/claude-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A Claude Code hook event (its http hooks' JSON). */
+        post: operations["sendClaudeCodeHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/hooks/codex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A Codex CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). */
+        post: operations["sendCodexHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/hooks/gemini-cli": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A Gemini CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). */
+        post: operations["sendGeminiCliHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1142,6 +1193,8 @@ export interface operations {
                 /** @description The previous page's next_cursor (ses_…). */
                 cursor?: string;
                 status?: "active" | "archived";
+                /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
+                external_id?: string;
             };
             header?: never;
             path?: never;
@@ -1224,6 +1277,7 @@ export interface operations {
                                  */
                                 timestamp: string;
                             };
+                            external_id: string | null;
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:00:00.000Z
@@ -1351,10 +1405,12 @@ export interface operations {
                             cost_usd?: number;
                         };
                     };
-                    /** @description Free-form JSON object, returned as given. */
+                    /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
+                    external_id?: string;
                 };
             };
         };
@@ -1433,6 +1489,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1473,6 +1530,8 @@ export interface operations {
                 /** @description The previous page's next_cursor (ses_…). */
                 cursor?: string;
                 status?: "active" | "archived";
+                /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
+                external_id?: string;
             };
             header?: never;
             path?: never;
@@ -1557,6 +1616,7 @@ export interface operations {
                                      */
                                     timestamp: string;
                                 };
+                                external_id: string | null;
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-22T09:00:00.000Z
@@ -1685,6 +1745,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1779,7 +1840,7 @@ export interface operations {
                  */
                 "application/json": {
                     status?: "active" | "archived";
-                    /** @description Free-form JSON object, returned as given. */
+                    /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
                     metadata?: {
                         [key: string]: unknown;
                     };
@@ -1861,6 +1922,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1991,6 +2053,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2126,6 +2189,7 @@ export interface operations {
                              */
                             timestamp: string;
                         };
+                        external_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2228,7 +2292,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's next_cursor (a number). */
+                /** @description The previous page's next_cursor (a number, 0–2147483647). */
                 cursor?: string;
             };
             header?: never;
@@ -2383,7 +2447,7 @@ export interface operations {
                     /** @description The tool call this step made: `same_call`, `error_repeat` and the exemptions read it. */
                     tool?: {
                         name: string;
-                        /** @description The call's arguments, a JSON object. */
+                        /** @description The call's arguments, a JSON object. At most 64 KB of JSON, 1000 keys counting nested ones, 16 levels deep. */
                         args: {
                             [key: string]: unknown;
                         };
@@ -2649,7 +2713,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description The previous page's next_cursor (a number). */
+                /** @description The previous page's next_cursor (a number, 0–9007199254740991). */
                 cursor?: string;
             };
             header?: never;
@@ -4270,11 +4334,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Clamped per priority: urgent 5–60, normal 15–1440, low 60–10080. */
+                    /** @description More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080. */
                     minutes?: number;
                     /**
                      * Format: date-time
-                     * @description ISO-8601 date-time with Z or an offset.
+                     * @description ISO-8601 date-time with Z or an offset, after now; clamped like `minutes`.
                      */
                     until?: string;
                 };
@@ -4431,6 +4495,80 @@ export interface operations {
                         } | null;
                         max_reminders: number;
                         injection_budget_tokens: number;
+                        /** SessionConfigInput */
+                        session_defaults: {
+                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            similarity?: "lexical" | "enhanced" | "embeddings";
+                            /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
+                            drift_threshold?: number;
+                            consecutive_limit?: number;
+                            history_size?: number;
+                            full_cutoff?: number;
+                            compact_cutoff?: number;
+                            max_pitfalls?: number;
+                            max_tried?: number;
+                            drift_warning_threshold?: number;
+                            recitation?: {
+                                frequency?: number | "adaptive";
+                                sources?: ("goal" | "plan" | "todo" | "memory")[];
+                                max_tokens?: number;
+                            };
+                            /** @description Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400). */
+                            llm_verify?: boolean;
+                            /** @description false turns every loop kind off (default true). */
+                            loop_detection?: boolean;
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            /** @description Per kind: repeats (alternation: steps) that make a loop. */
+                            loop_thresholds?: {
+                                /** @description Default 3. */
+                                repeat?: number;
+                                /** @description Default 3. */
+                                error_repeat?: number;
+                                /** @description Default 6. */
+                                alternation?: number;
+                                /** @description Default 3. */
+                                monologue?: number;
+                                /** @description Default 5. */
+                                same_call?: number;
+                                /** @description Default 3. */
+                                same_result?: number;
+                                /** @description Default 5. */
+                                error_cascade?: number;
+                            };
+                            /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
+                            loop_exempt_tools?: string[];
+                            /**
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                             * @enum {string}
+                             */
+                            escalation?: "seed" | "graduated";
+                            /**
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @enum {string}
+                             */
+                            alignment?: "keywords" | "evidence";
+                            /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                            drift_abort?: boolean;
+                            /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
+                            skip_unchanged?: boolean;
+                            /** @description Turns after which an unchanged block goes out again (default 10). */
+                            resend_unchanged_after?: number;
+                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            budget?: {
+                                /** @description Tokens the steps may report in all. */
+                                tokens?: number;
+                                /** @description Dollars the steps may report in all. */
+                                cost_usd?: number;
+                            };
+                        };
+                        /** HookSettings */
+                        hooks: {
+                            /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                            max_stop_blocks: number;
+                            /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                            tool_output: "store" | "digest";
+                        };
                     };
                 };
             };
@@ -4482,6 +4620,79 @@ export interface operations {
                     } | null;
                     max_reminders?: number;
                     injection_budget_tokens?: number;
+                    /** SessionConfigInput */
+                    session_defaults?: {
+                        /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                        similarity?: "lexical" | "enhanced" | "embeddings";
+                        /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
+                        drift_threshold?: number;
+                        consecutive_limit?: number;
+                        history_size?: number;
+                        full_cutoff?: number;
+                        compact_cutoff?: number;
+                        max_pitfalls?: number;
+                        max_tried?: number;
+                        drift_warning_threshold?: number;
+                        recitation?: {
+                            frequency?: number | "adaptive";
+                            sources?: ("goal" | "plan" | "todo" | "memory")[];
+                            max_tokens?: number;
+                        };
+                        /** @description Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400). */
+                        llm_verify?: boolean;
+                        /** @description false turns every loop kind off (default true). */
+                        loop_detection?: boolean;
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                        /** @description Per kind: repeats (alternation: steps) that make a loop. */
+                        loop_thresholds?: {
+                            /** @description Default 3. */
+                            repeat?: number;
+                            /** @description Default 3. */
+                            error_repeat?: number;
+                            /** @description Default 6. */
+                            alternation?: number;
+                            /** @description Default 3. */
+                            monologue?: number;
+                            /** @description Default 5. */
+                            same_call?: number;
+                            /** @description Default 3. */
+                            same_result?: number;
+                            /** @description Default 5. */
+                            error_cascade?: number;
+                        };
+                        /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
+                        loop_exempt_tools?: string[];
+                        /**
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                         * @enum {string}
+                         */
+                        escalation?: "seed" | "graduated";
+                        /**
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @enum {string}
+                         */
+                        alignment?: "keywords" | "evidence";
+                        /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                        drift_abort?: boolean;
+                        /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
+                        skip_unchanged?: boolean;
+                        /** @description Turns after which an unchanged block goes out again (default 10). */
+                        resend_unchanged_after?: number;
+                        /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                        budget?: {
+                            /** @description Tokens the steps may report in all. */
+                            tokens?: number;
+                            /** @description Dollars the steps may report in all. */
+                            cost_usd?: number;
+                        };
+                    };
+                    hooks?: {
+                        /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                        max_stop_blocks?: number;
+                        /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                        tool_output?: "store" | "digest";
+                    };
                 };
             };
         };
@@ -4500,6 +4711,80 @@ export interface operations {
                         } | null;
                         max_reminders: number;
                         injection_budget_tokens: number;
+                        /** SessionConfigInput */
+                        session_defaults: {
+                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            similarity?: "lexical" | "enhanced" | "embeddings";
+                            /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
+                            drift_threshold?: number;
+                            consecutive_limit?: number;
+                            history_size?: number;
+                            full_cutoff?: number;
+                            compact_cutoff?: number;
+                            max_pitfalls?: number;
+                            max_tried?: number;
+                            drift_warning_threshold?: number;
+                            recitation?: {
+                                frequency?: number | "adaptive";
+                                sources?: ("goal" | "plan" | "todo" | "memory")[];
+                                max_tokens?: number;
+                            };
+                            /** @description Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400). */
+                            llm_verify?: boolean;
+                            /** @description false turns every loop kind off (default true). */
+                            loop_detection?: boolean;
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            /** @description Per kind: repeats (alternation: steps) that make a loop. */
+                            loop_thresholds?: {
+                                /** @description Default 3. */
+                                repeat?: number;
+                                /** @description Default 3. */
+                                error_repeat?: number;
+                                /** @description Default 6. */
+                                alternation?: number;
+                                /** @description Default 3. */
+                                monologue?: number;
+                                /** @description Default 5. */
+                                same_call?: number;
+                                /** @description Default 3. */
+                                same_result?: number;
+                                /** @description Default 5. */
+                                error_cascade?: number;
+                            };
+                            /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
+                            loop_exempt_tools?: string[];
+                            /**
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                             * @enum {string}
+                             */
+                            escalation?: "seed" | "graduated";
+                            /**
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @enum {string}
+                             */
+                            alignment?: "keywords" | "evidence";
+                            /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
+                            drift_abort?: boolean;
+                            /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
+                            skip_unchanged?: boolean;
+                            /** @description Turns after which an unchanged block goes out again (default 10). */
+                            resend_unchanged_after?: number;
+                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            budget?: {
+                                /** @description Tokens the steps may report in all. */
+                                tokens?: number;
+                                /** @description Dollars the steps may report in all. */
+                                cost_usd?: number;
+                            };
+                        };
+                        /** HookSettings */
+                        hooks: {
+                            /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                            max_stop_blocks: number;
+                            /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                            tool_output: "store" | "digest";
+                        };
                     };
                 };
             };
@@ -4747,7 +5032,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
                     description?: string;
                 };
             };
@@ -4929,7 +5214,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url?: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
                     description?: string | null;
                     status?: "active" | "disabled";
                 };
@@ -5165,6 +5450,254 @@ export interface operations {
                         message_id: string;
                         /** @enum {string} */
                         status: "queued";
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendClaudeCodeHook: {
+        parameters: {
+            query?: {
+                escalation?: "seed" | "graduated";
+                similarity?: "lexical" | "enhanced" | "embeddings";
+                /** @description The session's token budget. */
+                budget_tokens?: number;
+                /** @description The session's cost budget, dollars. */
+                budget_usd?: number;
+                /** @description Comma-separated tool names never counted as a loop. */
+                loop_exempt_tools?: string;
+                /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                max_stop_blocks?: number;
+                /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                tool_output?: "store" | "digest";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Claude Code hook event (its http hooks' JSON). Every field the CLI sends is accepted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90",
+                 *       "transcript_path": "/home/dev/.claude/projects/api/2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90.jsonl",
+                 *       "cwd": "/home/dev/api",
+                 *       "permission_mode": "default",
+                 *       "hook_event_name": "UserPromptSubmit",
+                 *       "prompt": "Rate-limit POST /login to 5 attempts per minute per IP and return 429 with Retry-After beyond that"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event; unknown events are answered `{}` (no effect). */
+                    hook_event_name: string;
+                    /** @description The agent's session id: one goal session per agent and session id (`external_id`). */
+                    session_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Claude Code's (and Codex CLI's) hook output JSON; `{}` changes nothing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        decision?: "block";
+                        reason?: string;
+                        hookSpecificOutput?: {
+                            hookEventName: string;
+                            additionalContext?: string;
+                            /** @enum {string} */
+                            permissionDecision?: "deny";
+                            permissionDecisionReason?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendCodexHook: {
+        parameters: {
+            query?: {
+                escalation?: "seed" | "graduated";
+                similarity?: "lexical" | "enhanced" | "embeddings";
+                /** @description The session's token budget. */
+                budget_tokens?: number;
+                /** @description The session's cost budget, dollars. */
+                budget_usd?: number;
+                /** @description Comma-separated tool names never counted as a loop. */
+                loop_exempt_tools?: string;
+                /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                max_stop_blocks?: number;
+                /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                tool_output?: "store" | "digest";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Codex CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). Every field the CLI sends is accepted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "019a4b2c-7d1e-7f30-9c44-1b2e3d4f5a60",
+                 *       "transcript_path": "/home/dev/.codex/sessions/2026/11/27/rollout-019a4b2c.jsonl",
+                 *       "cwd": "/home/dev/api",
+                 *       "hook_event_name": "UserPromptSubmit",
+                 *       "turn_id": "1",
+                 *       "prompt": "Make the CSV export stream rows instead of building the whole file in memory"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event; unknown events are answered `{}` (no effect). */
+                    hook_event_name: string;
+                    /** @description The agent's session id: one goal session per agent and session id (`external_id`). */
+                    session_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Claude Code's (and Codex CLI's) hook output JSON; `{}` changes nothing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        decision?: "block";
+                        reason?: string;
+                        hookSpecificOutput?: {
+                            hookEventName: string;
+                            additionalContext?: string;
+                            /** @enum {string} */
+                            permissionDecision?: "deny";
+                            permissionDecisionReason?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendGeminiCliHook: {
+        parameters: {
+            query?: {
+                escalation?: "seed" | "graduated";
+                similarity?: "lexical" | "enhanced" | "embeddings";
+                /** @description The session's token budget. */
+                budget_tokens?: number;
+                /** @description The session's cost budget, dollars. */
+                budget_usd?: number;
+                /** @description Comma-separated tool names never counted as a loop. */
+                loop_exempt_tools?: string;
+                /** @description Times in a row, per user prompt, a stop with open todo items is answered "carry on" (default 3; 0: never). */
+                max_stop_blocks?: number;
+                /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
+                tool_output?: "store" | "digest";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Gemini CLI hook event (its command hooks' JSON, forwarded by the documented one-line command). Every field the CLI sends is accepted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "6a0f3c2e-91b4-4f7d-8e65-2d3c4b5a6f70",
+                 *       "transcript_path": "/home/dev/.gemini/tmp/api/chats/session-6a0f3c2e.json",
+                 *       "cwd": "/home/dev/api",
+                 *       "hook_event_name": "BeforeAgent",
+                 *       "timestamp": "2026-11-27T09:00:00.000Z",
+                 *       "prompt": "Add pagination to GET /orders with a cursor and a limit of at most 100"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event; unknown events are answered `{}` (no effect). */
+                    hook_event_name: string;
+                    /** @description The agent's session id: one goal session per agent and session id (`external_id`). */
+                    session_id: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Gemini CLI's hook output JSON; `{}` changes nothing. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        decision?: "deny" | "block";
+                        reason?: string;
+                        hookSpecificOutput?: {
+                            hookEventName: string;
+                            additionalContext: string;
+                        };
                     };
                 };
             };

@@ -78,6 +78,10 @@ export const agentSettings = pgTable('agent_settings', {
   quietEnd: text('quiet_end'),
   maxReminders: integer('max_reminders').notNull().default(100),
   injectionBudgetTokens: integer('injection_budget_tokens').notNull().default(1500),
+  /** SessionConfigInput JSON: the config of sessions goalkeeper opens itself (coding-agent hooks). */
+  sessionDefaults: text('session_defaults').notNull().default('{}'),
+  /** HookSettings JSON (src/hooks/settings.ts). */
+  hooks: text('hooks').notNull().default('{}'),
   updatedAt: ms('updated_at').notNull(),
 })
 

@@ -1,4 +1,4 @@
-import { bigserial, boolean, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { bigserial, boolean, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
 import { agents } from './agents.js'
 import { id, ms } from './columns.js'
 
@@ -17,10 +17,16 @@ export const sessions = pgTable(
     metadata: text('metadata').notNull().default('{}'),
     state: text('state').notNull(),
     version: integer('version').notNull().default(1),
+    /** The caller's own id for the session (a coding agent's session id), unique per agent; null when not given. */
+    externalId: text('external_id'),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
   },
-  (t) => [index('sessions_agent_status_idx').on(t.agentId, t.status, t.id), index('sessions_agent_id_idx').on(t.agentId, t.id)],
+  (t) => [
+    index('sessions_agent_status_idx').on(t.agentId, t.status, t.id),
+    index('sessions_agent_id_idx').on(t.agentId, t.id),
+    uniqueIndex('sessions_agent_external_idx').on(t.agentId, t.externalId),
+  ],
 )
 
 /** The step log; a row is also the step's journal entry (replayed past the snapshot). */

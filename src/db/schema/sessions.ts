@@ -1,4 +1,4 @@
-import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 import { agents } from './agents.js'
 
 /**
@@ -24,10 +24,16 @@ export const sessions = sqliteTable(
     metadata: text('metadata').notNull().default('{}'),
     state: text('state').notNull(),
     version: integer('version').notNull().default(1),
+    /** The caller's own id for the session (a coding agent's session id), unique per agent; null when not given. */
+    externalId: text('external_id'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (t) => [index('sessions_agent_status_idx').on(t.agentId, t.status, t.id), index('sessions_agent_id_idx').on(t.agentId, t.id)],
+  (t) => [
+    index('sessions_agent_status_idx').on(t.agentId, t.status, t.id),
+    index('sessions_agent_id_idx').on(t.agentId, t.id),
+    uniqueIndex('sessions_agent_external_idx').on(t.agentId, t.externalId),
+  ],
 )
 
 /** The step log, appended: one row per `POST …/steps`. */
