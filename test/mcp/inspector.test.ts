@@ -1,7 +1,7 @@
 /**
  * The MCP Inspector's command-line client against /mcp, as a user points it at goalkeeper: its
  * current release needs Node.js ≥ 22.19, so it runs under the newest LTS line's Node.js from the
- * test cache (test/node-lines/cache.ts), whatever Node.js runs the suite.
+ * test cache (test/node-lines/lines.ts), whatever Node.js runs the suite.
  */
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildTestApp } from '../helpers.js'
-import { installPackage, NEWEST_LTS, nodeBinary } from '../node-lines/cache.js'
+import { NEWEST_LTS, nodeBinary } from '../node-lines/lines.js'
+import { installPackage } from '../npm-cache.js'
 import { connect, listen } from './client.js'
 
 const INSPECTOR = { pkg: '@modelcontextprotocol/inspector', version: '2.12.0' }

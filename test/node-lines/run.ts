@@ -2,10 +2,10 @@
  * The suite's share on the other Node.js LTS lines (NODE_LINES), for .ci/run. For each line, in a
  * copy of the project's files: `npm ci` under that Node.js, as its user's install runs (native
  * addons built against that line's headers; an EBADENGINE warning fails the line), then the SQLite
- * driver check, the start-up tests, the README walk-through, a route suite on both databases and
- * the PostgreSQL suite. The project's own node_modules is never touched. Writes one vitest JSON report per line,
- * `node-<version>.json`, into the folder given (a line whose install fails gets a report with one
- * failed entry saying why). Exits 1 when any line failed.
+ * driver check, the start-up tests and `npm start`, the README walk-through, a route suite on both
+ * databases and the PostgreSQL suite. The project's own node_modules is never touched. Writes one
+ * vitest JSON report per line, `node-<version>.json`, into the folder given (a line whose install
+ * fails gets a report with one failed entry saying why). Exits 1 when any line failed.
  *
  *   node --import tsx test/node-lines/run.ts <report folder> [version…]
  */
@@ -13,11 +13,12 @@ import { execFileSync, spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { NODE_LINES, nodeHome, npmEnv, npmUnder } from './cache.js'
+import { npmEnv, npmUnder } from '../npm-cache.js'
+import { NODE_LINES, nodeHome } from './lines.js'
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
-/** The SQLite driver's release, start-up, the README walk-through, a route suite (on both databases) and the PostgreSQL suite. */
-const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts']
+/** The SQLite driver's release, start-up and `npm start`, the README walk-through, a route suite (on both databases) and the PostgreSQL suite. */
+const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'test/npm-start.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts']
 
 const [reports, ...asked] = process.argv.slice(2)
 if (reports === undefined) throw new Error('usage: node --import tsx test/node-lines/run.ts <report folder> [version…]')

