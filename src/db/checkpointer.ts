@@ -15,8 +15,8 @@
  * worker dies, the main connection goes back to SQLite's default.
  */
 import type Database from 'better-sqlite3'
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import { DRIVER } from './sqlite-driver.js'
 
 /** SQLite's own default, restored if the worker fails. */
 const AUTO_CHECKPOINT_PAGES = 1000
@@ -82,7 +82,7 @@ pass()
 
 /** Moves the checkpoints of `sqlite` (a file database in WAL mode) to a worker thread. */
 export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerOptions = {}): Checkpointer {
-  const driver = opts.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
+  const driver = opts.driver ?? DRIVER
   const maxWalPages = opts.maxWalPages ?? BACKSTOP_PAGES
   // 0 would turn the backstop off, and with it the bound on the WAL.
   if (!Number.isSafeInteger(maxWalPages) || maxWalPages < 1) throw new RangeError(`maxWalPages must be a positive integer, got ${maxWalPages}`)

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process'
-import { createRequire } from 'node:module'
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DRIVER } from '../../src/db/sqlite-driver.js'
 import { ADMIN_TOKEN, startServer, type Replica } from '../replicas/replica.js'
 import { call, expectFaultAnswer } from './http.js'
 
@@ -46,7 +46,7 @@ describe.skipIf(unavailable !== undefined)('SQLite on a disk that fills up', () 
   const seen = (name: string) => `/proc/${server.child.pid}/root${dir}/${name}`
   const integrity = () => {
     const enter = ['--target', String(server.child.pid), ...(asRoot ? [] : ['--user', '--preserve-credentials']), '--mount']
-    const res = spawnSync('nsenter', [...enter, '--', process.execPath, '-e', INTEGRITY, `${dir}/goalkeeper.db`, createRequire(import.meta.url).resolve('better-sqlite3')], { encoding: 'utf8' })
+    const res = spawnSync('nsenter', [...enter, '--', process.execPath, '-e', INTEGRITY, `${dir}/goalkeeper.db`, DRIVER], { encoding: 'utf8' })
     return res.stdout.trim() || res.stderr
   }
 

@@ -45,7 +45,8 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
     fuzzParameters(300, [[{ method: 'GET', url: '/v1/sessions/{id}/steps' }, '', 'cursor=2147483648']]),
   )
   expect(rejected).toBeGreaterThan(100)
-})
+  // Several seconds alone; past the default 20 s beside the rest of the suite on two busy cores.
+}, 60_000)
 
 /** Valid bodies whose every scalar leaf has a declared type (free-form metadata/content left out). */
 const TYPED: { method: 'POST' | 'PUT' | 'PATCH'; url: string; payload: Record<string, unknown> }[] = [
@@ -106,4 +107,5 @@ it('a wrongly typed scalar anywhere in a body is a 400 and changes no stored dat
     }),
     fuzzParameters(300),
   )
-})
+  // Several seconds alone; past the default 20 s beside the rest of the suite on two busy cores.
+}, 60_000)
