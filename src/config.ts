@@ -40,6 +40,7 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: Type.Boolean({ default: false }),
   GOALKEEPER_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 6000, minimum: 0, maximum: MAX_RATE_LIMIT_PER_MINUTE }),
   GOALKEEPER_LEASE_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: MAX_TIMEOUT_MS }),
+  GOALKEEPER_OTLP_MAX_BACKLOG: Type.Integer({ default: 20_000, minimum: 1, maximum: 10_000_000 }),
   GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ default: 120, exclusiveMinimum: 0, maximum: MAX_DISABLE_AFTER_HOURS }),
   GOALKEEPER_LLM_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   GOALKEEPER_LLM_API_KEY: Type.Optional(Type.String()),
@@ -94,6 +95,8 @@ export interface Config {
    * timeout) keeps it from the others: the delay before a crashed replica's work is taken over.
    */
   leaseMs: number
+  /** OTLP records waiting to be applied past which exports are turned away (src/otlp/service.ts). */
+  otlpMaxBacklog: number
   /** Present only when GOALKEEPER_LLM_URL is set: step verification stays heuristic otherwise. */
   llm: LlmConfig | undefined
   /** Present only when GOALKEEPER_EMBEDDINGS_URL is set: sessions may then choose `similarity: embeddings`. */
@@ -178,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     rateLimitPerMinute: e.GOALKEEPER_RATE_LIMIT_PER_MINUTE,
     leaseMs: e.GOALKEEPER_LEASE_MS,
+    otlpMaxBacklog: e.GOALKEEPER_OTLP_MAX_BACKLOG,
     llm: e.GOALKEEPER_LLM_URL
       ? {
           url: e.GOALKEEPER_LLM_URL,
