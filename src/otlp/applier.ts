@@ -60,6 +60,8 @@ export class Applier {
   private draining: Promise<void> | undefined
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  /** Wakes waiting for their records' commit. */
+  private readonly waking = new Set<Promise<void>>()
   /** Resolves when the queue next runs empty (tests, the benchmark). */
   private idleWaiters: (() => void)[] = []
 
@@ -96,10 +98,22 @@ export class Applier {
     await this.draining
   }
 
-  /** Resolves once nothing is due (at once when nothing is). */
-  idle(): Promise<void> {
-    if (this.draining === undefined) return Promise.resolve()
-    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  /** Wakes the conversations once `durable` resolves (their records' commit); a failed commit leaves nothing to apply. */
+  wakeWhen(durable: Promise<void>, agentId: string, conversations: readonly string[], stored: number): void {
+    const woken = durable.then(
+      () => this.wake(agentId, conversations, stored),
+      () => undefined,
+    )
+    this.waking.add(woken)
+    void woken.finally(() => this.waking.delete(woken))
+  }
+
+  /** Resolves once nothing stored so far is still to be applied (tests, the benchmark). */
+  async idle(): Promise<void> {
+    while (this.waking.size > 0 || this.draining !== undefined) {
+      await Promise.all(this.waking)
+      if (this.draining !== undefined) await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+    }
   }
 
   /** Wakes the conversations with waiting records, and prunes keys past the duplicate window. */

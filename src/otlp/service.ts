@@ -72,14 +72,7 @@ export class OtlpService {
     this.metrics.otlpRecords.inc({ signal, outcome: 'new' }, inserted)
     if (observed.length > inserted) this.metrics.otlpRecords.inc({ signal, outcome: 'duplicate' }, observed.length - inserted)
     if (read.rejected > 0) this.metrics.otlpRecords.inc({ signal, outcome: 'rejected' }, read.rejected)
-    if (inserted > 0) {
-      const conversations = [...new Set(observed.map((o) => o.conversation))]
-      // Applied once durable: a SQLite group commit that failed leaves nothing to apply.
-      void this.db.committed().then(
-        () => this.applier.wake(agentId, conversations, inserted),
-        () => undefined,
-      )
-    }
+    if (inserted > 0) this.applier.wakeWhen(this.db.committed(), agentId, [...new Set(observed.map((o) => o.conversation))], inserted)
     return { rejected: read.rejected, reason: read.reason }
   }
 
