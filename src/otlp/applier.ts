@@ -10,6 +10,8 @@
  * transaction, so a record another process applied first rolls the write back (Claimed). The
  * verdicts go where a session's always go: webhooks, the dashboard, the session's steps.
  */
+import { performance } from 'node:perf_hooks'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { SqlDatabase } from '../db/database.js'
 import { UnitOfWork } from '../db/unit-of-work.js'
@@ -34,6 +36,13 @@ export interface ApplierOptions {
 }
 
 const DEFAULTS: ApplierOptions = { batch: 200, goalWaitMs: 3_600_000, duplicateWindowMs: 86_400_000, sweepMs: 30_000 }
+
+/**
+ * The longest stretch the applier runs without letting the event loop turn, ms. On SQLite every
+ * statement resolves at once, so without a pause its awaits never leave the microtask queue:
+ * requests went unread and the group commit (a setImmediate) never ran until the backlog was gone.
+ */
+const SLICE_MS = 4
 
 /** Sessions opened by these (src/hooks) record their tool calls from the hooks: telemetry adds nothing to them. */
 const HOOK_SOURCES: readonly unknown[] = ['claude-code', 'codex', 'gemini-cli']
@@ -60,6 +69,7 @@ export class Applier {
   private draining: Promise<void> | undefined
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  private sliceStart = 0
   /** Wakes waiting for their records' commit. */
   private readonly waking = new Set<Promise<void>>()
   /** Resolves when the queue next runs empty (tests, the benchmark). */
@@ -168,6 +178,7 @@ export class Applier {
     const usage: Usage = { seqs: [], tokens: 0, cost_usd: 0, costed: false }
     let goalPrompt = session.goal
     for (const r of records) {
+      await this.pause()
       const record = r.record
       if (record.kind === 'usage') {
         usage.seqs.push(r.seq)
@@ -194,6 +205,13 @@ export class Applier {
     // A full batch of usage alone would come back whole: its sum goes on as one record.
     if (records.length === this.options.batch && usage.seqs.length === records.length) await this.fold(agentId, conversation, usage)
     return records.length === this.options.batch
+  }
+
+  /** Lets the event loop turn once this stretch has run SLICE_MS. */
+  private async pause(): Promise<void> {
+    if (performance.now() - this.sliceStart < SLICE_MS) return
+    await nextTurn()
+    this.sliceStart = performance.now()
   }
 
   private async step(agentId: string, session: Session, seq: number, step: StepInput, usage: Usage): Promise<void> {
