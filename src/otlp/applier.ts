@@ -20,6 +20,7 @@ import type { Metrics } from '../metrics.js'
 import type { SettingsService } from '../reminders/settings.js'
 import type { Session, StepInput } from '../sessions/model.js'
 import type { SessionsService } from '../sessions/service.js'
+import { STEP_COST_MAX, STEP_TOKENS_MAX } from '../sessions/detection-schemas.js'
 import { openToolSession } from '../tool-calls/tool-session.js'
 import type { ObservedRecord } from './observed.js'
 import { APPLIED, Claimed, DROPPED, type OtlpRepository, type WaitingRecord } from './repository.js'
@@ -215,9 +216,10 @@ export class Applier {
   }
 
   private async step(agentId: string, session: Session, seq: number, step: StepInput, usage: Usage): Promise<void> {
+    // Within what a step may report: an exporter's counts are not checked like a request's.
     const spend = {
-      ...(usage.tokens > 0 ? { tokens: Math.round(usage.tokens) } : {}),
-      ...(usage.costed ? { cost_usd: usage.cost_usd } : {}),
+      ...(usage.tokens > 0 ? { tokens: Math.min(Math.round(usage.tokens), STEP_TOKENS_MAX) } : {}),
+      ...(usage.costed ? { cost_usd: Math.min(usage.cost_usd, STEP_COST_MAX) } : {}),
     }
     let stepNumber: number | null = null
     const uow = new UnitOfWork(this.deps.db)

@@ -47,11 +47,11 @@ export function text(a: Attrs, key: string): string | undefined {
   return typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined
 }
 
-/** A finite number attribute (a numeric string too: Claude Code and Codex send some counts as text), or undefined. */
-export function number(a: Attrs, key: string): number | undefined {
+/** A count: a finite number ≥ 0 (a numeric string too: Claude Code and Codex send some counts as text), or undefined. */
+export function count(a: Attrs, key: string): number | undefined {
   const v = plain(a.get(key))
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN
-  return Number.isFinite(n) ? n : undefined
+  return Number.isFinite(n) && n >= 0 ? n : undefined
 }
 
 /**

@@ -6,7 +6,7 @@
  * log record is left alone.
  */
 import { toolOf, toolStep } from '../tool-calls/tool-step.js'
-import { attrs, number, plain, structured, text, type Attrs } from './attributes.js'
+import { attrs, count, plain, structured, text, type Attrs } from './attributes.js'
 import { CONVERSATION_MAX, conversationOf, digest, goalRecord, promptRecord, type Observed, type ObservedRecord, type ReadOptions } from './observed.js'
 import { toNumber, type LogRecord, type LogsRequest } from './proto.js'
 import type { ReadResult } from './spans.js'
@@ -45,14 +45,14 @@ function recordOf(event: string, a: Attrs, options: ReadOptions): Read {
     }
     case 'claude_code.api_request': {
       // GenAI's input tokens include cached ones; Claude Code counts those apart.
-      const tokens = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_creation_tokens'].reduce((sum, k) => sum + (number(a, k) ?? 0), 0)
-      const cost = number(a, 'cost_usd')
+      const tokens = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_creation_tokens'].reduce((sum, k) => sum + (count(a, k) ?? 0), 0)
+      const cost = count(a, 'cost_usd')
       const response = text(a, 'request_id')
       return { ...(response === undefined ? {} : { key: `response:${response}` }), record: { kind: 'usage', tokens, ...(cost === undefined ? {} : { cost_usd: cost }) } }
     }
     case 'codex.sse_event': {
       if (text(a, 'event.kind') !== 'response.completed' || !a.has('input_token_count')) return undefined
-      return { record: { kind: 'usage', tokens: (number(a, 'input_token_count') ?? 0) + (number(a, 'output_token_count') ?? 0) } }
+      return { record: { kind: 'usage', tokens: (count(a, 'input_token_count') ?? 0) + (count(a, 'output_token_count') ?? 0) } }
     }
     default:
       return undefined

@@ -7,7 +7,7 @@
  * any span or its resource is the goal. Every other span is left alone.
  */
 import { toolOf, toolStep } from '../tool-calls/tool-step.js'
-import { attrs, number, plain, structured, text, type Attrs } from './attributes.js'
+import { attrs, count, plain, structured, text, type Attrs } from './attributes.js'
 import { CONVERSATION_MAX, conversationOf, goalRecord, lastUserPrompt, promptRecord, type Observed, type ReadOptions } from './observed.js'
 import { toNumber, type Span, type TracesRequest } from './proto.js'
 
@@ -81,7 +81,7 @@ export function readSpans(request: TracesRequest, options: ReadOptions): ReadRes
       if (prompt !== undefined) add(prompt.key, prompt.record)
       // An agent span's usage sums its inference spans': only these count.
       if (INFERENCE.has(operation)) {
-        const tokens = (number(a, 'gen_ai.usage.input_tokens') ?? 0) + (number(a, 'gen_ai.usage.output_tokens') ?? 0)
+        const tokens = (count(a, 'gen_ai.usage.input_tokens') ?? 0) + (count(a, 'gen_ai.usage.output_tokens') ?? 0)
         const response = text(a, 'gen_ai.response.id')
         if (tokens > 0) add(response === undefined ? key : `response:${response}`, { kind: 'usage', tokens })
       }

@@ -4,6 +4,10 @@ import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRES
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
 
+/** The most one step may report spending (the step columns hold it on both databases). */
+export const STEP_TOKENS_MAX = 1_000_000_000
+export const STEP_COST_MAX = 1_000_000
+
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
  * step fields, the config fields and the verdict's additions (docs/detection.md).
@@ -100,8 +104,8 @@ export const StepSignalsInput = {
     ),
   ),
   error: Type.Optional(Type.Boolean({ description: 'The step failed (its output is an error): `error_repeat` reads it.' })),
-  tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Tokens this step spent.' })),
-  cost_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Dollars this step spent.' })),
+  tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: STEP_TOKENS_MAX, description: 'Tokens this step spent.' })),
+  cost_usd: Type.Optional(Type.Number({ minimum: 0, maximum: STEP_COST_MAX, description: 'Dollars this step spent.' })),
 }
 
 /** The same fields in the step log. */

@@ -169,6 +169,16 @@ describe('OTLP receiver', () => {
     expect((await stored(t, agent, s)).steps[1]).toMatchObject({ description: 'Read test/upload.test.ts', tokens: 1320, cost_usd: 0.01 })
   })
 
+  it("counts past what a step may report are cut to its limits, not refused by the database (a fuzz counterexample on PostgreSQL's integer)", async () => {
+    const { t, agent } = await setUp()
+    await send(t, agent, 'logs', logs([
+      ccEvent('conv-big', 0, 'user_prompt', { prompt: GOAL }),
+      ccEvent('conv-big', 10, 'api_request', { request_id: 'req_big', input_tokens: 3_000_000_000, output_tokens: 1, cost_usd: 5_000_000.5 }),
+      ccEvent('conv-big', 20, 'tool_result', { tool_name: 'Bash', tool_use_id: 'toolu_1', success: 'true', tool_input: '{"command":"ls"}' }),
+    ]))
+    expect((await stored(t, agent, 'conv-big')).steps).toMatchObject([{ tokens: 1_000_000_000, cost_usd: 1_000_000 }])
+  })
+
   it('verdicts go to the session events: a failing call repeated is a loop (webhook event, dashboard, the steps)', async () => {
     const { t, agent } = await setUp()
     await subscribeToEvents(t.db, agent.id)
