@@ -165,8 +165,9 @@ export class Applier {
       const first = records.find((r) => r.record.kind === 'goal') ?? records.find((r) => r.record.kind === 'prompt')
       if (first === undefined) {
         // Nothing to open it with yet: the records wait for a goal, for a while.
-        if (this.deps.clock() - records[0]!.createdAt > this.options.goalWaitMs) await this.settle(agentId, records, DROPPED)
-        return false
+        if (this.deps.clock() - records[0]!.createdAt <= this.options.goalWaitMs) return false
+        await this.settle(agentId, records, DROPPED)
+        return records.length === this.options.batch
       }
       const r = first.record as Extract<ObservedRecord, { kind: 'goal' | 'prompt' }>
       session = await openToolSession(this.deps, agentId, { external: conversation, goal: r.text, metadata: { source: 'otlp', ...(r.service === undefined ? {} : { service: r.service }) } })
@@ -174,7 +175,7 @@ export class Applier {
     }
     if (session.status !== 'active' || HOOK_SOURCES.includes(session.metadata.source)) {
       await this.settle(agentId, records, DROPPED)
-      return false
+      return records.length === this.options.batch
     }
     const usage: Usage = { seqs: [], tokens: 0, cost_usd: 0, costed: false }
     let goalPrompt = session.goal

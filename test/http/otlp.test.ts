@@ -132,6 +132,21 @@ describe('OTLP receiver', () => {
     expect(steps.map((s) => s.tool?.name)).toEqual(['find_invoice', 'refund_invoice'])
   })
 
+  it('steps whose goal never comes are dropped after an hour, and a later prompt opens the session without them', async () => {
+    let now = Date.parse('2026-11-27T09:00:00Z')
+    const t = await buildTestApp({ clock: () => now })
+    const agent = await t.createAgent()
+    await send(t, agent, 'traces', traces([toolSpan('conv-n', 100, 'find_invoice', { invoice: 'INV-1042' })]))
+    await t.app.services.otlp.applier.sweep()
+    expect((await stored(t, agent, 'conv-n')).session).toBeUndefined()
+    now += 3_600_001
+    await t.app.services.otlp.applier.sweep()
+    await t.app.services.otlp.applier.idle()
+    expect(await t.db.all('SELECT kind, state FROM otlp_records')).toEqual([{ kind: 'step', state: 2 }])
+    await send(t, agent, 'traces', traces([chatSpan('conv-n', 200, GOAL), toolSpan('conv-n', 300, 'refund_invoice', { invoice: 'INV-1042' })]))
+    expect((await stored(t, agent, 'conv-n')).steps.map((s) => s.tool?.name)).toEqual(['refund_invoice'])
+  })
+
   it('a goalkeeper.goal resource attribute is the goal; later prompts join it', async () => {
     const { t, agent } = await setUp()
     const body = traces([chatSpan('conv-g', 0, 'hi, start with the oldest invoice'), toolSpan('conv-g', 100, 'find_invoice', { invoice: 'INV-1' })], { 'service.name': 'billing-agent', 'goalkeeper.goal': 'Refund every invoice of November' })
