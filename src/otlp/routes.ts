@@ -45,7 +45,8 @@ function sendStatus(err: FastifyError | AppError, request: FastifyRequest, reply
   const status = err instanceof AppError ? err.status : err.validation ? 400 : (err.statusCode ?? 500)
   if (err instanceof AppError && err.headers) void reply.headers(err.headers)
   let message = err.message
-  if (status >= 500) {
+  // An AppError's message is meant for the caller (a 503 says why and when to retry); an unexpected failure's is not.
+  if (status >= 500 && !(err instanceof AppError)) {
     request.log.error({ err }, 'OTLP export failed')
     message = 'An unexpected error occurred.'
   } else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `The body is larger than ${OTLP_BODY_LIMIT} bytes (after decompression): send smaller batches.`
