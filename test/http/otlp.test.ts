@@ -88,6 +88,16 @@ describe('OTLP receiver', () => {
     expect(text.headers['content-type']).toContain('application/problem+json')
   })
 
+  it('past the rate limit answers 429 as a Status in the request encoding, with Retry-After (exporters retry it)', async () => {
+    const { t, agent } = await setUp({ GOALKEEPER_RATE_LIMIT_PER_MINUTE: '1' })
+    expect((await send(t, agent, 'traces', turn('conv-r'), 'protobuf')).statusCode).toBe(200)
+    const limited = await send(t, agent, 'traces', turn('conv-r2'), 'protobuf')
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['content-type']).toBe('application/x-protobuf')
+    expect(limited.headers['retry-after']).toMatch(/^\d+$/)
+    expect(decodeStatus(limited.rawPayload).message).toContain('Rate limit')
+  })
+
   it('takes the key as Claude Code sends it from OTEL_EXPORTER_OTLP_HEADERS (Bearer%20…, not decoded)', async () => {
     const { t, agent } = await setUp()
     const res = await send(t, agent, 'traces', turn('conv-h'), 'json', { authorization: `Bearer%20${agent.apiKey}` })
