@@ -143,7 +143,14 @@ export const otlpRoutes: FastifyPluginAsyncTypebox<{ otlp: OtlpService }> = asyn
       `/otlp/v1/${signal}`,
       {
         bodyLimit: OTLP_BODY_LIMIT,
-        preParsing: gunzip,
+        // Shedding first: a turned-away export costs no reading, inflating or decoding.
+        preParsing: [
+          async (_request, _reply, payload) => {
+            otlp.admit()
+            return payload
+          },
+          gunzip,
+        ],
         // The body schemas document the two encodings; the decoder is what checks a body (a 400 when it fails).
         validatorCompiler: () => () => true,
         config: { auth: 'agent' },

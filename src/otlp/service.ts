@@ -60,11 +60,15 @@ export class OtlpService {
     this.applier = new Applier({ ...deps, repo: this.repo }, deps.applier)
   }
 
-  /** Stores what `request` says; the applier takes it from there once it has committed. */
-  async ingest<S extends Signal>(agentId: string, signal: S, request: ExportRequest<S>, uow: UnitOfWork): Promise<IngestResult> {
+  /** Throws a 429 while the backlog is full: an export is turned away before its body is read and decoded. */
+  admit(): void {
     if (this.applier.backlog >= this.maxBacklog) {
       throw tooMany(`${this.applier.backlog} records are waiting to be applied; retry in ${BACKLOG_RETRY_AFTER_S} s.`, BACKLOG_RETRY_AFTER_S)
     }
+  }
+
+  /** Stores what `request` says (once admit() let it in); the applier takes it from there once it has committed. */
+  async ingest<S extends Signal>(agentId: string, signal: S, request: ExportRequest<S>, uow: UnitOfWork): Promise<IngestResult> {
     const { tool_output } = (await this.settings.get(agentId)).hooks
     const read: ReadResult = signal === 'traces' ? readSpans(request as ExportRequest<'traces'>, { tool_output }) : readLogs(request as ExportRequest<'logs'>, { tool_output })
     const observed = ordered(read.observed)
