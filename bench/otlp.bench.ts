@@ -11,6 +11,7 @@
  * Run: `npm run bench:otlp` (`--rate 2000 --seconds 30 --conversations 64 --overload 4`).
  */
 import Database from 'better-sqlite3'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { encodeRequest } from '../src/otlp/proto.js'
@@ -118,7 +119,8 @@ async function phase(name: string, spansPerSecond: number, seconds: number, seed
     const cpuS = (server.cpuMicros() - cpu0) / 1e6
     const statuses = [...r.statuses].map(([s, n]) => `${n}× ${s}`).join(', ')
     const p99 = quantile(r.latencies, 0.99)
-    console.log(`${name}: ${spansPerSecond} spans/s (${rate.toFixed(2)} exports of ${BATCH}/s) for ${seconds} s, ${CONVERSATIONS} conversations`)
+    // The machine's load says how far the latencies can be trusted (2 cores shared with other work).
+    console.log(`${name}: ${spansPerSecond} spans/s (${rate.toFixed(2)} exports of ${BATCH}/s) for ${seconds} s, ${CONVERSATIONS} conversations; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
     console.log(`  ${latencyLine(r)}  ${p99 <= TARGET_P99_MS ? 'meets' : 'misses'} p99 ≤ ${TARGET_P99_MS} ms${r.maxLag > 5 ? `  generator lag ${r.maxLag.toFixed(0)} ms` : ''}`)
     console.log(`  answers: ${statuses}; backlog drained ${(drainMs / 1000).toFixed(1)} s after the last export; server CPU ${cpuS.toFixed(1)} s; peak RSS ${(server.peakRss() / 1024 / 1024).toFixed(0)} MB`)
     const applied = verify(server.dir, acknowledged, sent, shedWithRetryAfter)
