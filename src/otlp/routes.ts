@@ -10,7 +10,8 @@ import { createGunzip } from 'node:zlib'
 import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { AppError } from '../errors.js'
+import { databaseFault } from '../db/faults.js'
+import { AppError, requestTimedOut } from '../errors.js'
 import { decodeBinary, encodeResponse, encodeStatus, fromJson, responseJson, responseMessage, type Signal } from './proto.js'
 import type { OtlpService } from './service.js'
 
@@ -38,10 +39,17 @@ const gunzip: preParsingHookHandler = (request, _reply, payload, done) => {
   done(null, inflated)
 }
 
-/** Failures as google.rpc.Status in the request's encoding; a request in neither goes on to problem+json. */
-function sendStatus(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+/**
+ * Failures as google.rpc.Status in the request's encoding; a request in neither goes on to
+ * problem+json. A database away, slow or full, or the request timeout, is the 503 / 507 with
+ * Retry-After the other routes answer (src/db/faults.ts): exporters retry a 503, never a 500.
+ */
+function sendStatus(thrown: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const encoding = encodingOf(request)
-  if (encoding === undefined) throw err
+  if (encoding === undefined) throw thrown
+  const fault = thrown instanceof AppError ? undefined : (databaseFault(thrown) ?? requestTimedOut(thrown))
+  if (fault) request.log.warn({ code: thrown.code, cause: thrown.message }, fault.message)
+  const err = fault ?? thrown
   const status = err instanceof AppError ? err.status : err.validation ? 400 : (err.statusCode ?? 500)
   if (err instanceof AppError && err.headers) void reply.headers(err.headers)
   let message = err.message

@@ -1,5 +1,5 @@
 import { gzipSync } from 'node:zlib'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { OTLP_BODY_LIMIT } from '../../src/otlp/routes.js'
 import { decodeResponse, decodeStatus, encodeRequest } from '../../src/otlp/proto.js'
 import { buildTestApp, subscribeToEvents, type TestAgent, type TestApp } from '../helpers.js'
@@ -96,6 +96,24 @@ describe('OTLP receiver', () => {
     expect(limited.headers['content-type']).toBe('application/x-protobuf')
     expect(limited.headers['retry-after']).toMatch(/^\d+$/)
     expect(decodeStatus(limited.rawPayload).message).toContain('Rate limit')
+  })
+
+  it('a database that fails as a full disk or a lost connection is answered as the other routes answer it (507 / 503, Retry-After), as a Status', async () => {
+    const { t, agent } = await setUp()
+    const insert = vi.spyOn(t.app.services.otlp.repo, 'insert')
+    insert.mockRejectedValueOnce(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }))
+    const full = await send(t, agent, 'traces', turn('conv-f'), 'protobuf')
+    expect(full.statusCode).toBe(507)
+    expect(full.headers['retry-after']).toMatch(/^\d+$/)
+    expect(decodeStatus(full.rawPayload).message).toContain('disk is full')
+    insert.mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+    const away = await send(t, agent, 'traces', turn('conv-f'))
+    expect(away.statusCode).toBe(503)
+    expect(away.headers['retry-after']).toMatch(/^\d+$/)
+    expect(away.json().message).toContain('unavailable')
+    // Retried once the database is back: stored and applied.
+    expect((await send(t, agent, 'traces', turn('conv-f'))).statusCode).toBe(200)
+    expect((await stored(t, agent, 'conv-f')).steps).toHaveLength(2)
   })
 
   it('takes the key as Claude Code sends it from OTEL_EXPORTER_OTLP_HEADERS (Bearer%20…, not decoded)', async () => {
