@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config'
 import { findPgBin } from './test/postgres/cluster.js'
 
 // The client package's own export condition: tests import `@goalkeeper/client` from its source.
-const conditions = ['goalkeeper-source', 'module', 'node', 'development|production']
+const conditions = ['goalkeeper-source', 'node', 'development|production']
 
 // The service and HTTP suites run twice: on SQLite and on PostgreSQL (test/helpers.ts picks the
 // backend). Without PostgreSQL server binaries the second run is left out (global-setup.ts says

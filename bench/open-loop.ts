@@ -12,7 +12,7 @@ export interface OpenLoopRequest {
   method: 'GET' | 'POST' | 'PUT'
   path: string
   headers?: Record<string, string>
-  body?: string
+  body?: string | Uint8Array
 }
 
 export interface OpenLoopOptions {
@@ -26,6 +26,8 @@ export interface OpenLoopOptions {
   connections?: number
   /** Requests counted only after this many seconds (default 1: connection set-up and warm-up). */
   warmupSeconds?: number
+  /** Each answer's status (0: a transport error), with the request's index. */
+  onResponse?: (i: number, status: number) => void
 }
 
 export interface OpenLoopResult {
@@ -58,6 +60,7 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
       })
       .catch(() => 0)
       .then((status) => {
+        o.onResponse?.(i, status)
         if (i >= warm) latencies[i - warm] = performance.now() - due
         statuses.set(status, (statuses.get(status) ?? 0) + 1)
       })

@@ -40,6 +40,7 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: Type.Boolean({ default: false }),
   GOALKEEPER_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 6000, minimum: 0, maximum: MAX_RATE_LIMIT_PER_MINUTE }),
   GOALKEEPER_LEASE_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: MAX_TIMEOUT_MS }),
+  GOALKEEPER_OTLP_MAX_BACKLOG: Type.Integer({ default: 20_000, minimum: 1, maximum: 10_000_000 }),
   GOALKEEPER_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: MAX_TIMEOUT_MS }),
   GOALKEEPER_REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, maximum: MAX_TIMEOUT_MS }),
   GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ default: 120, exclusiveMinimum: 0, maximum: MAX_DISABLE_AFTER_HOURS }),
@@ -96,6 +97,8 @@ export interface Config {
    * timeout) keeps it from the others: the delay before a crashed replica's work is taken over.
    */
   leaseMs: number
+  /** OTLP records waiting to be applied past which exports are turned away (src/otlp/service.ts). */
+  otlpMaxBacklog: number
   /**
    * PostgreSQL: the longest one statement may run (a lock wait included), and the longest wait to
    * connect or for a pooled connection; past it the request answers 503 (src/db/postgres.ts).
@@ -187,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     rateLimitPerMinute: e.GOALKEEPER_RATE_LIMIT_PER_MINUTE,
     leaseMs: e.GOALKEEPER_LEASE_MS,
+    otlpMaxBacklog: e.GOALKEEPER_OTLP_MAX_BACKLOG,
     statementTimeoutMs: e.GOALKEEPER_STATEMENT_TIMEOUT_MS,
     requestTimeoutMs: e.GOALKEEPER_REQUEST_TIMEOUT_MS,
     llm: e.GOALKEEPER_LLM_URL

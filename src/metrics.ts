@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 /**
  * One registry per app instance (tests build many apps in one process; prom-client's global
@@ -14,6 +14,9 @@ export interface Metrics {
   embeddingsFallbacks: Counter<'reason'>
   hookEvents: Counter<'client' | 'answer'>
   hookFailures: Counter<'client'>
+  otlpRecords: Counter<'signal' | 'outcome'>
+  otlpApplied: Counter<'kind' | 'outcome'>
+  otlpBacklog: Gauge
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
@@ -69,6 +72,23 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
       name: 'goalkeeper_hook_failures_total',
       help: 'Hook events goalkeeper failed to handle, answered with no decision (the agent goes on).',
       labelNames: ['client'],
+      registers,
+    }),
+    otlpRecords: new Counter({
+      name: 'goalkeeper_otlp_records_total',
+      help: 'What OTLP exports said (goals, prompts, tool calls, usage) by signal and outcome (new, duplicate, rejected).',
+      labelNames: ['signal', 'outcome'],
+      registers,
+    }),
+    otlpApplied: new Counter({
+      name: 'goalkeeper_otlp_applied_total',
+      help: 'OTLP records applied to sessions by kind and outcome (applied, dropped, failed).',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+    otlpBacklog: new Gauge({
+      name: 'goalkeeper_otlp_backlog',
+      help: 'OTLP records this process has stored and not yet applied to their sessions.',
       registers,
     }),
   }

@@ -59,6 +59,8 @@ export async function start(env: Record<string, string | undefined> = process.en
   const warning = unreachableWarning(config, await app.services.agents.count())
   if (warning) app.log.warn(warning)
   ticker.start()
+  // Records an earlier run (or another replica) stored and never applied; then a sweep now and then.
+  app.services.otlp.applier.start()
   return app
 }
 

@@ -13,6 +13,7 @@ import { SettingsService } from './reminders/settings.js'
 import { TurnsService } from './reminders/turns.js'
 import { WebhooksService } from './webhooks/service.js'
 import { HooksService } from './hooks/service.js'
+import { OtlpService } from './otlp/service.js'
 
 export interface ServiceDeps {
   config: Config
@@ -53,6 +54,7 @@ export function createServices(deps: ServiceDeps) {
     reminderSearch,
     turns,
     hooks: new HooksService({ sessions, turns, settings }),
+    otlp: new OtlpService({ db: deps.handle.db, sessions, settings, clock: deps.clock, metrics: deps.metrics, maxBacklog: deps.config.otlpMaxBacklog }),
     webhooks: new WebhooksService(deps.handle.db, deps.clock, deps.config.webhook),
   }
 }

@@ -40,7 +40,8 @@ const NO_ADMIN_TOKEN =
 function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
   if (!header) return undefined
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  // `Bearer%20…`: OTEL_EXPORTER_OTLP_HEADERS as some exporters send it, not percent-decoded (Claude Code's).
+  const match = /^Bearer(?:\s+|%20)(\S+)\s*$/i.exec(header)
   return match?.[1]
 }
 

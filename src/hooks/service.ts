@@ -6,18 +6,15 @@
  * about to run may be denied (SessionDetection.gate); a stop with open todo items may be asked to
  * carry on. Events of a session whose first prompt goalkeeper never saw change nothing.
  */
-import { AppError } from '../errors.js'
 import type { SettingsService } from '../reminders/settings.js'
 import type { TurnsService } from '../reminders/turns.js'
-import type { Session } from '../sessions/model.js'
 import type { SessionsService } from '../sessions/service.js'
-import { truncateChars } from '../engine/text.js'
-import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
 import { adviceFor } from './advice.js'
 import type { HookAnswer, HookEvent } from './events.js'
-import { redact } from './redact.js'
-import { hookSessionConfig, hookSettings, type HookQuery } from './settings.js'
-import { toolOf, toolStep } from './tool-step.js'
+import { redact } from '../tool-calls/redact.js'
+import { toolOf, toolStep } from '../tool-calls/tool-step.js'
+import { openToolSession } from '../tool-calls/tool-session.js'
+import { hookConfigOverrides, hookSettings, type HookQuery } from './settings.js'
 
 export interface HooksDeps {
   sessions: SessionsService
@@ -29,9 +26,9 @@ export interface HooksDeps {
 export type HookClient = 'claude-code' | 'codex' | 'gemini-cli'
 
 export class HooksService {
-  private readonly sessions: SessionsService
+  readonly sessions: SessionsService
+  readonly settings: SettingsService
   private readonly turns: TurnsService
-  private readonly settings: SettingsService
 
   constructor(deps: HooksDeps) {
     this.sessions = deps.sessions
@@ -83,7 +80,7 @@ export class HooksService {
     if (prompt.trim() === '') return {}
     const session = await this.sessions.byExternalId(agentId, external)
     if (session === undefined) {
-      await this.open(agentId, client, external, prompt, query)
+      await openToolSession(this, agentId, { external, goal: prompt, metadata: { source: client }, overrides: hookConfigOverrides(query) })
       return this.injection(agentId, prompt)
     }
     if (session.status !== 'active') return {}
@@ -97,24 +94,6 @@ export class HooksService {
     const recitation = await this.sessions.recite(agentId, sessionId, true)
     const text = [context, recitation].filter((t) => t !== null).join('\n\n')
     return text === '' ? {} : { context: text }
-  }
-
-  private async open(agentId: string, client: HookClient, external: string, goal: string, query: HookQuery): Promise<Session> {
-    const { session_defaults } = await this.settings.get(agentId)
-    const input = {
-      goal: truncateChars(goal, GOAL_TEXT_MAX),
-      config: hookSessionConfig(session_defaults, query),
-      metadata: { source: client },
-      external_id: external,
-    }
-    try {
-      return await this.sessions.create(agentId, input)
-    } catch (err) {
-      // Another event of the same session opened it first (409).
-      const existing = err instanceof AppError && err.status === 409 ? await this.sessions.byExternalId(agentId, external) : undefined
-      if (existing === undefined) throw err
-      return existing
-    }
   }
 
   private async injection(agentId: string, prompt: string, sessionId?: string): Promise<HookAnswer> {

@@ -1,9 +1,8 @@
 /**
- * An agent's settings for the sessions its coding agents' hooks open (`PUT /v1/settings`
- * `session_defaults` and `hooks`), and the query string a hook URL may override them with.
+ * An agent's settings for its coding agents' hooks (`PUT /v1/settings` `hooks`), and the query
+ * string a hook URL may override them (and the agent's `session_defaults`) with.
  */
 import { Type, type Static } from 'typebox'
-import { HOOK_LOOP_KINDS } from '../engine/detection-config.js'
 import type { SessionConfigInput } from '../engine/session-config.js'
 
 export const HookSettings = Type.Object(
@@ -24,13 +23,6 @@ export const HookSettingsUpdate = Type.Partial(HookSettings, { additionalPropert
 
 export const DEFAULT_HOOK_SETTINGS: Readonly<HookSettings> = { max_stop_blocks: 3, tool_output: 'store' }
 
-/**
- * What a hook session gets before the agent's `session_defaults` (on top of a new session's
- * defaults): the loop kinds for steps that are tool calls (detection-config.ts) and reminders that
- * are not repeated while unchanged.
- */
-export const HOOK_SESSION_CONFIG: Readonly<SessionConfigInput> = { loop_kinds: [...HOOK_LOOP_KINDS], skip_unchanged: true }
-
 /** `?…` on a hook URL: a few session config fields and hook settings, per URL. */
 export const HookQuery = Type.Object({
   escalation: Type.Optional(Type.Union([Type.Literal('seed'), Type.Literal('graduated')])),
@@ -43,14 +35,12 @@ export const HookQuery = Type.Object({
 })
 export type HookQuery = Static<typeof HookQuery>
 
-/** The config of a new hook session: the hooks' defaults, then the agent's, then the URL's. */
-export function hookSessionConfig(defaults: SessionConfigInput, q: HookQuery): SessionConfigInput {
-  const budget = { ...defaults.budget }
+/** A hook URL's query string as session config overrides (on top of the agent's `session_defaults`). */
+export function hookConfigOverrides(q: HookQuery): SessionConfigInput {
+  const budget: NonNullable<SessionConfigInput['budget']> = {}
   if (q.budget_tokens !== undefined) budget.tokens = q.budget_tokens
   if (q.budget_usd !== undefined) budget.cost_usd = q.budget_usd
   return {
-    ...HOOK_SESSION_CONFIG,
-    ...defaults,
     ...(q.escalation === undefined ? {} : { escalation: q.escalation }),
     ...(q.similarity === undefined ? {} : { similarity: q.similarity }),
     ...(Object.keys(budget).length === 0 ? {} : { budget }),

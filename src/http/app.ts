@@ -25,6 +25,7 @@ import { sessionGuidanceRoutes } from '../sessions/guidance-routes.js'
 import { sessionRoutes } from '../sessions/routes.js'
 import { reminderRoutes } from '../reminders/routes.js'
 import { hookRoutes } from '../hooks/routes.js'
+import { otlpRoutes } from '../otlp/routes.js'
 import { webhookRoutes } from '../webhooks/routes.js'
 import { mcpRoutes } from '../mcp/routes.js'
 import { uiRoutes } from '../ui/plugin.js'
@@ -121,6 +122,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(webhookRoutes, { prefix: '/v1', webhooks: services.webhooks })
   // Coding agents' hooks (Claude Code, Codex CLI, Gemini CLI) on goal sessions.
   await app.register(hookRoutes, { prefix: '/v1', hooks: services.hooks, metrics })
+  // Agents that export OpenTelemetry: their spans and log events become steps (src/otlp/).
+  await app.register(otlpRoutes, { prefix: '/v1', otlp: services.otlp })
+  services.otlp.applier.log(app.log)
   // The agent operations above as MCP tools, each run as its REST route (src/mcp/).
   await app.register(mcpRoutes, {
     version: PACKAGE_VERSION,

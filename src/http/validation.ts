@@ -4,6 +4,7 @@ import type { FastifySchemaCompiler, preValidationHookHandler } from 'fastify'
 import { parseInstant } from '../engine/clock.js'
 import { invalidField } from '../errors.js'
 import { JSON_LIMITS_KEYWORD, type JsonLimits } from '../schemas.js'
+import { mendText } from '../text-mend.js'
 
 /** The most field errors one 400 reports, so a huge bad body cannot amplify into a huge reply. */
 export const MAX_FIELD_ERRORS = 20
@@ -302,14 +303,6 @@ declare module 'fastify' {
      */
     textMended?: readonly string[] | 'all'
   }
-}
-
-/** `value` with every U+0000 and lone surrogate in its strings (keys too) replaced by U+FFFD; the body is at most 64 levels deep (json-body.ts). */
-function mendText(value: unknown): unknown {
-  if (typeof value === 'string') return (value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value).toWellFormed()
-  if (Array.isArray(value)) return value.map(mendText)
-  if (typeof value !== 'object' || value === null) return value
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [mendText(k) as string, mendText(v)]))
 }
 
 /**

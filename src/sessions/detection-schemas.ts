@@ -8,6 +8,10 @@ import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/bu
 import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/budget.js'
 import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/second-opinion.js'
 
+/** The most one step may report spending (the step columns hold it on both databases). */
+export const STEP_TOKENS_MAX = 1_000_000_000
+export const STEP_COST_MAX = 1_000_000
+
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
  * step fields, the config fields and the verdict's additions (docs/detection.md).
@@ -194,8 +198,8 @@ export const StepSignalsInput = {
     ),
   ),
   error: Type.Optional(Type.Boolean({ description: 'The step failed (its output is an error): `error_repeat` reads it.' })),
-  tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Tokens this step spent.' })),
-  cost_usd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000, description: 'Dollars this step spent.' })),
+  tokens: Type.Optional(Type.Integer({ minimum: 0, maximum: STEP_TOKENS_MAX, description: 'Tokens this step spent.' })),
+  cost_usd: Type.Optional(Type.Number({ minimum: 0, maximum: STEP_COST_MAX, description: 'Dollars this step spent.' })),
 }
 
 /** The same fields in the step log. */

@@ -327,9 +327,9 @@ export class SessionsService implements TurnPartsProvider {
     }))
   }
 
-  /** A coding agent's later prompt (its hooks): it joins the goal, and a new turn begins. */
-  userPrompt(agentId: string, id: string, prompt: string): Promise<void> {
-    return this.write(agentId, id, (s) => ({ result: s.userPrompt(prompt) }))
+  /** A coding agent's later prompt (its hooks, its telemetry): it joins the goal, and a new turn begins. */
+  userPrompt(agentId: string, id: string, prompt: string, uow: UnitOfWork = this.own()): Promise<void> {
+    return this.write(agentId, id, (s) => ({ result: s.userPrompt(prompt) }), uow)
   }
 
   /** The tools the agent has now (PUT …/tools): a step calling another is named at once. */

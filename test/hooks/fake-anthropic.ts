@@ -114,14 +114,18 @@ export async function startFakeAnthropic(options: FakeOptions = {}): Promise<Fak
   }
 }
 
+/** A request id per answer, as the real API gives (Claude Code's telemetry reports it with each request's usage). */
+let answered = 0
+const requestId = () => `req_fake_${++answered}`
+
 function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' })
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId() })
   res.end(JSON.stringify(body))
 }
 
 /** The Messages API's stream: message_start, each block as start / delta(s) / stop, message_delta, message_stop. */
 function stream(res: ServerResponse, message: object, blocks: Block[], stopReason: string, usage: { input_tokens: number; output_tokens: number }): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' })
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId() })
   const event = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
   event('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } })
   blocks.forEach((block, index) => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { decodeStatus, encodeRequest } from '../../src/otlp/proto.js'
 import { buildTestApp } from '../helpers.js'
 
 describe('load shedding', () => {
@@ -14,6 +15,12 @@ describe('load shedding', () => {
     expect(res.headers['x-request-id']).toBeDefined()
     expect(res.json()).toMatchObject({ status: 503, type: 'urn:problem:unavailable', detail: expect.stringMatching(/memory/) })
     expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 0 })
+    // An OTLP export is answered as the OTLP spec says: a Status in its own encoding, which exporters retry.
+    const otlp = await t.app.inject({ method: 'POST', url: '/v1/otlp/v1/traces', headers: { ...a.headers, 'content-type': 'application/x-protobuf' }, payload: Buffer.from(encodeRequest('traces', { resourceSpans: [] })) })
+    expect(otlp.statusCode).toBe(503)
+    expect(otlp.headers['content-type']).toBe('application/x-protobuf')
+    expect(otlp.headers['retry-after']).toMatch(/^\d+$/)
+    expect(decodeStatus(otlp.rawPayload).message).toMatch(/memory/)
 
     const usual = await buildTestApp()
     const b = await usual.createAgent()

@@ -103,6 +103,12 @@ it('the examples run as is, in order, with sensible results', async () => {
     ['gemini-cli', '6a0f3c2e-91b4-4f7d-8e65-2d3c4b5a6f70'],
   ])
 
+  // An agent's OTLP export: accepted whole; its tool call becomes a step of the conversation's session.
+  expect(await run('POST /v1/otlp/v1/traces', {}, headers)).toEqual({})
+  expect(await run('POST /v1/otlp/v1/logs', {}, headers)).toEqual({})
+  await t.app.services.otlp.applier.idle()
+  const watched = (await run('GET /v1/sessions', {}, headers)).items.filter((s: { metadata: { source: string } }) => s.metadata.source === 'otlp')
+  expect(watched.map((s: { goal: string }) => s.goal)).toEqual(['Refund invoice INV-1042 and email the customer a receipt', 'Make the flaky test in test/upload.test.ts pass reliably'])
   const hook = await run('POST /v1/webhooks', {}, headers, 201)
   await run('PATCH /v1/webhooks/{id}', { id: hook.id }, headers)
 

@@ -799,6 +799,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/otlp/v1/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OTLP spans (GenAI conventions): tool executions become steps of the conversation's session.
+         * @description OTLP/HTTP (binary protobuf or JSON, optionally gzip), authenticated with the agent key in `Authorization` (`OTEL_EXPORTER_OTLP_HEADERS`). Observes only: the verdicts go to webhooks, the dashboard and the session's steps. Failures are a `google.rpc.Status` in the request's encoding.
+         */
+        post: operations["sendOtlpTraces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/otlp/v1/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * OTLP log events (Claude Code's, Codex CLI's): tool results become steps of the conversation's session.
+         * @description OTLP/HTTP (binary protobuf or JSON, optionally gzip), authenticated with the agent key in `Authorization` (`OTEL_EXPORTER_OTLP_HEADERS`). Observes only: the verdicts go to webhooks, the dashboard and the session's steps. Failures are a `google.rpc.Status` in the request's encoding.
+         */
+        post: operations["sendOtlpLogs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -6090,6 +6130,329 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendOtlpTraces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-protobuf": string;
+                /**
+                 * @example {
+                 *       "resourceSpans": [
+                 *         {
+                 *           "resource": {
+                 *             "attributes": [
+                 *               {
+                 *                 "key": "service.name",
+                 *                 "value": {
+                 *                   "stringValue": "billing-agent"
+                 *                 }
+                 *               }
+                 *             ]
+                 *           },
+                 *           "scopeSpans": [
+                 *             {
+                 *               "scope": {
+                 *                 "name": "billing-agent"
+                 *               },
+                 *               "spans": [
+                 *                 {
+                 *                   "traceId": "5b8efff798038103d269b633813fc60c",
+                 *                   "spanId": "eee19b7ec3c1b174",
+                 *                   "parentSpanId": "eee19b7ec3c1b173",
+                 *                   "name": "chat gpt-4.1",
+                 *                   "kind": 3,
+                 *                   "startTimeUnixNano": "1764237600000000000",
+                 *                   "endTimeUnixNano": "1764237601200000000",
+                 *                   "attributes": [
+                 *                     {
+                 *                       "key": "gen_ai.operation.name",
+                 *                       "value": {
+                 *                         "stringValue": "chat"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.conversation.id",
+                 *                       "value": {
+                 *                         "stringValue": "conv_5f2a9c1e"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.input.messages",
+                 *                       "value": {
+                 *                         "stringValue": "[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"Refund invoice INV-1042 and email the customer a receipt\"}]}]"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.usage.input_tokens",
+                 *                       "value": {
+                 *                         "intValue": "812"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.usage.output_tokens",
+                 *                       "value": {
+                 *                         "intValue": "64"
+                 *                       }
+                 *                     }
+                 *                   ]
+                 *                 },
+                 *                 {
+                 *                   "traceId": "5b8efff798038103d269b633813fc60c",
+                 *                   "spanId": "eee19b7ec3c1b175",
+                 *                   "parentSpanId": "eee19b7ec3c1b173",
+                 *                   "name": "execute_tool refund_invoice",
+                 *                   "kind": 1,
+                 *                   "startTimeUnixNano": "1764237601300000000",
+                 *                   "endTimeUnixNano": "1764237601900000000",
+                 *                   "attributes": [
+                 *                     {
+                 *                       "key": "gen_ai.operation.name",
+                 *                       "value": {
+                 *                         "stringValue": "execute_tool"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.conversation.id",
+                 *                       "value": {
+                 *                         "stringValue": "conv_5f2a9c1e"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.tool.name",
+                 *                       "value": {
+                 *                         "stringValue": "refund_invoice"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.tool.call.id",
+                 *                       "value": {
+                 *                         "stringValue": "call_8f3k2"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.tool.call.arguments",
+                 *                       "value": {
+                 *                         "stringValue": "{\"invoice\":\"INV-1042\"}"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "gen_ai.tool.call.result",
+                 *                       "value": {
+                 *                         "stringValue": "{\"refunded\":true}"
+                 *                       }
+                 *                     }
+                 *                   ],
+                 *                   "status": {}
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted (partial_success counts what was not). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-protobuf": string;
+                    "application/json": {
+                        partialSuccess?: {
+                            /** @description int64, as OTLP/JSON writes it. */
+                            rejectedSpans: string;
+                            errorMessage: string;
+                        };
+                    };
+                };
+            };
+            /** @description google.rpc.Status, in the request's encoding. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-protobuf": string;
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description google.rpc.Status, in the request's encoding. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-protobuf": string;
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    sendOtlpLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-protobuf": string;
+                /**
+                 * @example {
+                 *       "resourceLogs": [
+                 *         {
+                 *           "resource": {
+                 *             "attributes": [
+                 *               {
+                 *                 "key": "service.name",
+                 *                 "value": {
+                 *                   "stringValue": "claude-code"
+                 *                 }
+                 *               }
+                 *             ]
+                 *           },
+                 *           "scopeLogs": [
+                 *             {
+                 *               "scope": {
+                 *                 "name": "com.anthropic.claude_code.events"
+                 *               },
+                 *               "logRecords": [
+                 *                 {
+                 *                   "timeUnixNano": "1764237600000000000",
+                 *                   "body": {
+                 *                     "stringValue": "claude_code.user_prompt"
+                 *                   },
+                 *                   "attributes": [
+                 *                     {
+                 *                       "key": "session.id",
+                 *                       "value": {
+                 *                         "stringValue": "c0d3c0d3-4b1d-4d0e-9a57-3c2b8f1e7d90"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "prompt",
+                 *                       "value": {
+                 *                         "stringValue": "Make the flaky test in test/upload.test.ts pass reliably"
+                 *                       }
+                 *                     }
+                 *                   ]
+                 *                 },
+                 *                 {
+                 *                   "timeUnixNano": "1764237604000000000",
+                 *                   "body": {
+                 *                     "stringValue": "claude_code.tool_result"
+                 *                   },
+                 *                   "attributes": [
+                 *                     {
+                 *                       "key": "session.id",
+                 *                       "value": {
+                 *                         "stringValue": "c0d3c0d3-4b1d-4d0e-9a57-3c2b8f1e7d90"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "tool_name",
+                 *                       "value": {
+                 *                         "stringValue": "Bash"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "tool_use_id",
+                 *                       "value": {
+                 *                         "stringValue": "toolu_01A"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "success",
+                 *                       "value": {
+                 *                         "stringValue": "false"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "error",
+                 *                       "value": {
+                 *                         "stringValue": "Exit code 1"
+                 *                       }
+                 *                     },
+                 *                     {
+                 *                       "key": "tool_input",
+                 *                       "value": {
+                 *                         "stringValue": "{\"command\":\"npx vitest run test/upload.test.ts\"}"
+                 *                       }
+                 *                     }
+                 *                   ]
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted (partial_success counts what was not). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-protobuf": string;
+                    "application/json": {
+                        partialSuccess?: {
+                            /** @description int64, as OTLP/JSON writes it. */
+                            rejectedLogRecords: string;
+                            errorMessage: string;
+                        };
+                    };
+                };
+            };
+            /** @description google.rpc.Status, in the request's encoding. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-protobuf": string;
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description google.rpc.Status, in the request's encoding. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-protobuf": string;
+                    "application/json": {
+                        message: string;
+                    };
                 };
             };
         };

@@ -1,15 +1,14 @@
 /**
- * A coding agent's tool call as a goal-session step: a short description an engineer would write
- * ("Bash: npm test", "Edit src/app.ts"), the arguments bounded, and the tool's response as the
- * step's output text, all redacted (redact.ts), or only a digest of the output when the agent's
- * settings keep none.
+ * A coding agent's tool call as a goal-session step, whichever way it reached goalkeeper (a hook
+ * event, an OTLP span or log event): a short description an engineer would write ("Bash: npm
+ * test", "Edit src/app.ts"), the arguments bounded, and the tool's response as the step's output
+ * text, all redacted (redact.ts), or only a digest of the output when the agent's settings keep none.
  */
 import { createHash } from 'node:crypto'
 import type { StepTool } from '../engine/loops.js'
 import { countTokens, truncateChars } from '../engine/text.js'
 import type { StepInput } from '../sessions/model.js'
 import { redact, redactJson } from './redact.js'
-import type { HookSettings } from './settings.js'
 
 /** Characters of a tool's output kept (the loop detectors and alignment read the start). */
 export const OUTPUT_MAX = 2000
@@ -62,15 +61,18 @@ export function responseText(response: unknown): string {
   return JSON.stringify(response) ?? ''
 }
 
+/** What is kept of a tool's output: the text (redacted and cut), or only its digest. */
+export type ToolOutput = 'store' | 'digest'
+
 /** Characters of a call's arguments and output counted as its tokens (a bound on the work per event). */
 const COUNTED_MAX = 8000
 
 /**
- * The step a tool call makes, as the agent's hook settings keep its output. Its `tokens` are the
- * o200k count of the call's arguments and output (their first 8,000 characters): what the call put
- * into the agent's context, the only spend a hook sees (not what the model was billed).
+ * The step a tool call makes, as the agent's settings keep its output (`hooks.tool_output`). Its
+ * `tokens` are the o200k count of the call's arguments and output (their first 8,000 characters):
+ * what the call put into the agent's context, the only spend a hook sees (not what the model was billed).
  */
-export function toolStep(tool: StepTool, response: unknown, error: boolean, settings: Pick<HookSettings, 'tool_output'>): StepInput {
+export function toolStep(tool: StepTool, response: unknown, error: boolean, settings: { tool_output: ToolOutput }): StepInput {
   const text = responseText(response)
   const output = settings.tool_output === 'digest' ? (text === '' ? '' : `sha256:${digest(text)}`) : truncateChars(redact(truncateChars(text, 2 * OUTPUT_MAX)), OUTPUT_MAX)
   const tokens = countTokens(truncateChars(`${JSON.stringify(tool.args)}\n${text}`, COUNTED_MAX))

@@ -1,7 +1,8 @@
 /**
- * Secrets out of what a hook stores. A coding agent's tool calls carry whatever it touched: a
- * `.env` it read, a token in a `curl` command, a connection string. Everything a hook keeps (the
- * prompt, tool arguments, tool output) passes through `redact` first. The shapes are broad on
+ * Secrets out of what goalkeeper stores of a coding agent. Its tool calls carry whatever it
+ * touched: a `.env` it read, a token in a `curl` command, a connection string. Everything kept of
+ * them (the prompt, tool arguments, tool output), from hooks or OTLP telemetry, passes through
+ * `redact` first. The shapes are broad on
  * purpose (recall over precision: a redacted harmless value costs little, a stored key a lot),
  * and each keeps enough of its context (`Bearer `, `postgres://user:`, `API_KEY=`) for the step
  * to stay readable. A token library that verifies token formats (secretlint) finds fewer of these
