@@ -88,6 +88,8 @@ describe('sessions lifecycle', () => {
     expect((await postStep(t, a, id, RUN[0]!)).statusCode).toBe(201)
     const arch = await t.app.inject({ method: 'PATCH', url: `/v1/sessions/${id}`, headers: a.headers, payload: { status: 'archived' } })
     expect(arch.json().status).toBe('archived')
+    // A read of the archived session first: the write after it must not go through a cached copy.
+    expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/recitation?iteration=1`, headers: a.headers })).statusCode).toBe(200)
     const step = await postStep(t, a, id, RUN[1]!)
     expect(step.statusCode).toBe(409)
     // Final until unarchived: no Retry-After invites a client to send it again.
