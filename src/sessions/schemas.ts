@@ -260,6 +260,8 @@ export const ReminderQuery = Type.Object({
   summary: Type.Optional(Text(2000)),
   current_sub_goal: Type.Optional(Text(2000)),
 })
+/** The same fields as the query, for the POST that records the reminder. */
+export const ReminderBody = Body(ReminderQuery.properties, { examples: [{ turn: 5 }] })
 export const GoalReminder = Type.Object(
   {
     text: Type.String(),

@@ -373,10 +373,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state. */
+        /** Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state. Read-only: nothing is recorded, and it does not count toward `total_reminders`. */
         get: operations["getGoalReminder"];
         put?: never;
-        post?: never;
+        /** Build the goal reminder for turn N, as the GET does, and record it as shown to the agent: it joins the reminder history, counts toward `total_reminders`, and is the last one injected for `skip_unchanged`. */
+        post: operations["recordGoalReminder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3008,6 +3009,78 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        text: string;
+                        mode: "full" | "compact" | "ultra_compact";
+                        token_estimate: number;
+                        turn_number: number;
+                        includes_drift_warning: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:00:00.000Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recordGoalReminder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ses_0mhx3k2c8Yy6a4pQ1rT9sWb2 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "turn": 5
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The agent's current turn number.
+                     * @example 5
+                     */
+                    turn: number;
+                    /** @description Overrides the live drift score. */
+                    drift_score?: number;
+                    is_drift_active?: boolean;
+                    summary?: string;
+                    current_sub_goal?: string;
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
