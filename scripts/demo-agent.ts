@@ -63,7 +63,7 @@ interface StepResult {
   state: GoalState
 }
 
-/** What each recommended action asks the agent to do (API.md "Steps: the per-step verdict"). */
+/** What each recommended action asks the agent to do (`recommended_action` in openapi.yaml). */
 const MEANING: Record<string, string> = {
   continue: 'on track: keep going with the plan',
   adjust: 'drifting: inject the goal reminder and steer back',

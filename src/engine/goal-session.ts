@@ -53,7 +53,7 @@ export class GoalSession {
   private detection: SessionDetection
   private turn = new AgentTurn()
   private todos = new TodoList()
-  /** Reads steps for evidence (`config.alignment: "evidence"`); null with the seed's keywords. */
+  /** Reads steps for evidence (`config.alignment: "evidence"`); null with `keywords` alignment. */
   private reader: StepReader | null
 
   /**

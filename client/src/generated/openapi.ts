@@ -1218,7 +1218,7 @@ export interface operations {
                             status: "active" | "archived";
                             /** SessionConfig */
                             config: {
-                                /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                                /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                                 similarity: "lexical" | "enhanced" | "embeddings";
                                 drift_threshold: number;
                                 consecutive_limit: number;
@@ -1247,7 +1247,7 @@ export interface operations {
                                 };
                                 loop_exempt_tools?: string[];
                                 /** @enum {string} */
-                                escalation?: "seed" | "graduated";
+                                escalation?: "immediate" | "graduated";
                                 /** @enum {string} */
                                 alignment?: "keywords" | "evidence";
                                 drift_abort?: boolean;
@@ -1341,7 +1341,7 @@ export interface operations {
                     plan?: string[];
                     /** SessionConfigInput */
                     config?: {
-                        /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                        /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                         similarity?: "lexical" | "enhanced" | "embeddings";
                         /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                         drift_threshold?: number;
@@ -1383,12 +1383,12 @@ export interface operations {
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                          * @enum {string}
                          */
-                        escalation?: "seed" | "graduated";
+                        escalation?: "immediate" | "graduated" | "seed";
                         /**
-                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                          * @enum {string}
                          */
                         alignment?: "keywords" | "evidence";
@@ -1430,7 +1430,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -1459,7 +1459,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -1557,7 +1557,7 @@ export interface operations {
                                 status: "active" | "archived";
                                 /** SessionConfig */
                                 config: {
-                                    /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                                    /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                                     similarity: "lexical" | "enhanced" | "embeddings";
                                     drift_threshold: number;
                                     consecutive_limit: number;
@@ -1586,7 +1586,7 @@ export interface operations {
                                     };
                                     loop_exempt_tools?: string[];
                                     /** @enum {string} */
-                                    escalation?: "seed" | "graduated";
+                                    escalation?: "immediate" | "graduated";
                                     /** @enum {string} */
                                     alignment?: "keywords" | "evidence";
                                     drift_abort?: boolean;
@@ -1686,7 +1686,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -1715,7 +1715,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -1863,7 +1863,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -1892,7 +1892,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -1994,7 +1994,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -2023,7 +2023,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -2130,7 +2130,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -2159,7 +2159,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -2340,7 +2340,7 @@ export interface operations {
                                  */
                                 loop?: {
                                     /**
-                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
+                                     * @description repeat: the same step and result (the same words in the description, the tool call and the output's first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
                                      * @enum {string}
                                      */
                                     kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
@@ -2486,7 +2486,7 @@ export interface operations {
                              */
                             loop?: {
                                 /**
-                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
+                                 * @description repeat: the same step and result (the same words in the description, the tool call and the output's first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
                                  * @enum {string}
                                  */
                                 kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
@@ -4570,7 +4570,7 @@ export interface operations {
                         injection_budget_tokens: number;
                         /** SessionConfigInput */
                         session_defaults: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity?: "lexical" | "enhanced" | "embeddings";
                             /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                             drift_threshold?: number;
@@ -4612,12 +4612,12 @@ export interface operations {
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                              * @enum {string}
                              */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated" | "seed";
                             /**
-                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                              * @enum {string}
                              */
                             alignment?: "keywords" | "evidence";
@@ -4695,7 +4695,7 @@ export interface operations {
                     injection_budget_tokens?: number;
                     /** SessionConfigInput */
                     session_defaults?: {
-                        /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                        /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                         similarity?: "lexical" | "enhanced" | "embeddings";
                         /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                         drift_threshold?: number;
@@ -4737,12 +4737,12 @@ export interface operations {
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                          * @enum {string}
                          */
-                        escalation?: "seed" | "graduated";
+                        escalation?: "immediate" | "graduated" | "seed";
                         /**
-                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                          * @enum {string}
                          */
                         alignment?: "keywords" | "evidence";
@@ -4786,7 +4786,7 @@ export interface operations {
                         injection_budget_tokens: number;
                         /** SessionConfigInput */
                         session_defaults: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity?: "lexical" | "enhanced" | "embeddings";
                             /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                             drift_threshold?: number;
@@ -4828,12 +4828,12 @@ export interface operations {
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                              * @enum {string}
                              */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated" | "seed";
                             /**
-                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                              * @enum {string}
                              */
                             alignment?: "keywords" | "evidence";
@@ -5549,7 +5549,8 @@ export interface operations {
     sendClaudeCodeHook: {
         parameters: {
             query?: {
-                escalation?: "seed" | "graduated";
+                /** @description seed: the former name of immediate (deprecated). */
+                escalation?: "immediate" | "graduated" | "seed";
                 similarity?: "lexical" | "enhanced" | "embeddings";
                 /** @description The session's token budget. */
                 budget_tokens?: number;
@@ -5633,7 +5634,8 @@ export interface operations {
     sendCodexHook: {
         parameters: {
             query?: {
-                escalation?: "seed" | "graduated";
+                /** @description seed: the former name of immediate (deprecated). */
+                escalation?: "immediate" | "graduated" | "seed";
                 similarity?: "lexical" | "enhanced" | "embeddings";
                 /** @description The session's token budget. */
                 budget_tokens?: number;
@@ -5717,7 +5719,8 @@ export interface operations {
     sendGeminiCliHook: {
         parameters: {
             query?: {
-                escalation?: "seed" | "graduated";
+                /** @description seed: the former name of immediate (deprecated). */
+                escalation?: "immediate" | "graduated" | "seed";
                 similarity?: "lexical" | "enhanced" | "embeddings";
                 /** @description The session's token budget. */
                 budget_tokens?: number;
