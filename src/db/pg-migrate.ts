@@ -3,7 +3,6 @@ import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import type pg from 'pg'
 import { assertSchemaKnown, readJournal } from './migration-journal.js'
-import type { PgHandle } from './postgres.js'
 
 /** `migrations/pg/` at the package root, from src/db (tsx) and dist/db (built) alike. */
 export const PG_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations/pg', import.meta.url))
@@ -23,7 +22,7 @@ async function newestApplied(client: pg.PoolClient): Promise<number | undefined>
  * once: the first migrates, the others wait, then find nothing to do. A database migrated by a
  * newer goalkeeper is refused before anything is applied.
  */
-export async function runPgMigrations(handle: PgHandle, folder: string = PG_MIGRATIONS_FOLDER): Promise<void> {
+export async function runPgMigrations(handle: { pool: pg.Pool }, folder: string = PG_MIGRATIONS_FOLDER): Promise<void> {
   const journal = readJournal(folder)
   const client = await handle.pool.connect()
   try {
@@ -40,7 +39,7 @@ export async function runPgMigrations(handle: PgHandle, folder: string = PG_MIGR
 }
 
 /** True when every migration of the folder has been applied (for /readyz). */
-export async function pgMigrationsApplied(handle: PgHandle, folder: string = PG_MIGRATIONS_FOLDER): Promise<boolean> {
+export async function pgMigrationsApplied(handle: { pool: pg.Pool }, folder: string = PG_MIGRATIONS_FOLDER): Promise<boolean> {
   try {
     const { rows } = await handle.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')
     return (rows[0]?.n ?? 0) >= readJournal(folder).entries.length
