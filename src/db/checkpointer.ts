@@ -59,11 +59,16 @@ const pass = () => {
   // Writers may append while a pass copies; a few quick repeats let it catch up so the WAL restarts.
   // Past the backstop mark they would keep the main connection's own checkpoint out: sit out instead.
   let r
-  for (let i = 0; i < 4; i++) {
-    r = checkpoint.get()
-    if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
+  try {
+    for (let i = 0; i < 4; i++) {
+      r = checkpoint.get()
+      if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
+    }
+  } catch (err) {
+    // A full disk (the database file cannot grow) is waited out: the next pass tries again.
+    if (err.code !== 'SQLITE_FULL') throw err
   }
-  if (workerData.report) parentPort.postMessage(r)
+  if (workerData.report && r) parentPort.postMessage(r)
   timer = setTimeout(pass, workerData.intervalMs)
 }
 parentPort.on('message', (m) => {
