@@ -14,6 +14,16 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },
+  // Type-aware rules on the server: a promise is awaited, returned or handed to something that
+  // handles its rejection, and never passed where a callback's result is ignored.
+  {
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
   // The dashboard's browser code (ui/build.mjs runs under Node).
   { files: ['ui/src/**'], languageOptions: { globals: { ...globals.browser } } },
 )

@@ -11,12 +11,12 @@
  *
  * Settings: `default` (steps with `tool`, `error` and `tokens`, the config a new session gets),
  * `hooks` (as a coding agent's hooks would post them: the call as the description, HOOK_LOOP_KINDS),
- * `seed` (the config of a session stored before `alignment` and graduated defaults: the seed's
- * table and keyword alignment); with BENCH_SETTINGS also `text` (description and output only),
- * `all-kinds` (every loop kind on), `same-call` (the default with `same_call` on) and `cost` (the
- * default, each step reporting its share of the run's reported cost, the session budgeted at the
- * run's cost cap where the data shows one: detection-data.ts, detection-replay.ts). Steps: a
- * coding step's description is the model's text before
+ * `immediate` (the config of a session stored before `alignment` and graduated defaults: the
+ * immediate action table and keyword alignment); with BENCH_SETTINGS also `text` (description and
+ * output only), `all-kinds` (every loop kind on), `same-call` (the default with `same_call` on) and
+ * `cost` (the default, each step reporting its share of the run's reported cost, the session
+ * budgeted at the run's cost cap where the data shows one: detection-data.ts, detection-replay.ts).
+ * Steps: a coding step's description is the model's text before
  * the action, or the call (`Bash {"command":…}`) when it said nothing; `tokens` is the o200k count
  * of description and output (what the step added to the context).
  *
@@ -38,14 +38,14 @@ import { replayer, type Setting } from './detection-replay.js'
 const SETTINGS: Setting[] = [
   { name: 'default', fields: true, config: {} },
   { name: 'hooks', fields: true, calls: true, config: { loop_kinds: [...HOOK_LOOP_KINDS] } },
-  { name: 'seed', fields: true, config: { escalation: 'seed', alignment: 'keywords', loop_kinds: [...DEFAULT_LOOP_KINDS] } },
+  { name: 'immediate', fields: true, config: { escalation: 'immediate', alignment: 'keywords', loop_kinds: [...DEFAULT_LOOP_KINDS] } },
   { name: 'text', fields: false, config: {} },
   { name: 'all-kinds', fields: true, config: { loop_kinds: [...LOOP_KINDS] } },
   { name: 'cost', fields: true, cost: true, config: {} },
   { name: 'same-call', fields: true, config: { loop_kinds: [...(NEW_SESSION_DETECTION.loop_kinds ?? []), 'same_call'] } },
 ]
 /** Run unless BENCH_SETTINGS names others (`all`: every setting). */
-const USUAL = ['default', 'hooks', 'seed']
+const USUAL = ['default', 'hooks', 'immediate']
 
 async function main(): Promise<void> {
   const sample = process.env.BENCH_SAMPLE === undefined ? undefined : Number(process.env.BENCH_SAMPLE)

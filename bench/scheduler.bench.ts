@@ -4,7 +4,7 @@
  *      signatures verified by a separate receiver process (standardwebhooks).
  *   B. steady 1,000 fires per minute → lateness (arrival − scheduled_for) p50 / p99.
  *   C. 1,000,000 reminders stored → RSS and the cost of a tick when nothing is due.
- * Everything runs on real components: a SQLite file, the node-cron ticker, undici, a receiver
+ * Everything runs on real components: a SQLite file, the croner ticker, undici, a receiver
  * in another process. BENCH_STEADY_SECONDS (default 60) sets the length of B.
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process'

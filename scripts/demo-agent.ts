@@ -63,7 +63,7 @@ interface StepResult {
   state: GoalState
 }
 
-/** What each recommended action asks the agent to do (API.md "Steps: the per-step verdict"). */
+/** What each recommended action asks the agent to do (`recommended_action` in openapi.yaml). */
 const MEANING: Record<string, string> = {
   continue: 'on track: keep going with the plan',
   adjust: 'drifting: inject the goal reminder and steer back',
@@ -148,11 +148,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   log(`\nPlan progress: ${done}/${total} steps done (only aligned, new steps advance the plan).`)
 
   const turn = DEMO_RUN.length + 1
-  log(`\nBefore its next LLM call (turn ${turn}) the agent asks for a goal reminder (GET /v1/sessions/{id}/reminder?turn=${turn}):`)
+  log(`\nBefore its next LLM call (turn ${turn}) the agent gets a goal reminder to inject, recorded as shown (POST /v1/sessions/{id}/reminder):`)
   const reminder = await call<{ text: string; mode: string; token_estimate: number; includes_drift_warning: boolean }>(
     opts,
-    'GET',
-    `/v1/sessions/${session.id}/reminder?turn=${turn}`,
+    'POST',
+    `/v1/sessions/${session.id}/reminder`,
+    { turn },
   )
   log(`  mode ${reminder.mode}, ${reminder.token_estimate} tokens${reminder.includes_drift_warning ? ', with a drift warning' : ''}:`)
   log(indent(reminder.text))

@@ -21,7 +21,7 @@ export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000
 export const MAX_BREAKER_FAILURES = 10_000
 
 /**
- * The environment contract (API.md "Operations"). This is the only module that reads
+ * The environment the server reads (docs/reference.md lists each variable). This is the only module that reads
  * `process.env`, and only through `loadConfig(process.env)` in server.ts; tests pass their own object.
  */
 export const EnvSchema = Type.Object({

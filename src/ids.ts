@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 
-/** Id prefixes of API.md: opaque strings that say what they name. */
+/** Id prefixes: opaque strings that say what they name. */
 export type IdPrefix = 'agt' | 'key' | 'ses' | 'rem' | 'whk' | 'msg' | 'dlv' | 'evt'
 
 /** The 64 url-safe characters in ASCII order, so a higher suffix value is a later string. */

@@ -35,6 +35,7 @@ export function useDepthCheckedJson(app: FastifyInstance, poisoned: 'error' | 'r
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string // parseAs: 'string'
     if (nestsDeeper(text, MAX_BODY_DEPTH)) done(invalidField('body', `must not nest arrays and objects more than ${MAX_BODY_DEPTH} levels deep`), undefined)
-    else parse(request, text, done)
+    // Fastify's own parser answers through `done` and returns nothing (its type also allows a promise).
+    else void parse(request, text, done)
   })
 }

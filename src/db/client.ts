@@ -54,7 +54,7 @@ function makeDirs(dir: string): void {
 }
 
 /**
- * Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas DESIGN.md asks for.
+ * Opens (creating its folder) a SQLite file, or `:memory:`, with the pragmas of `configure` below (WAL, synchronous NORMAL, foreign keys).
  * Its transactions group-commit (src/db/sqlite-database.ts).
  */
 export function openDb(path: string): SqliteHandle {

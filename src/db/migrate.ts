@@ -1,17 +1,24 @@
 import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
-import type { SqliteHandle } from './client.js'
+import type Database from 'better-sqlite3'
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { assertSchemaKnown, readJournal } from './migration-journal.js'
 
 /** `migrations/` at the package root, from src/db (tsx) and dist/db (built) alike. */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url))
+
+/** What migrating reads of a SQLite handle (client.ts's SqliteHandle). */
+export interface MigrationTarget {
+  sqlite: Database.Database
+  drizzle: BetterSQLite3Database<Record<string, unknown>>
+}
 
 /**
  * Applies pending migrations. Foreign keys are switched off on the connection around `migrate()`
  * because `PRAGMA foreign_keys=OFF` inside its transaction is a no-op, and a drizzle-kit table
  * rebuild would otherwise cascade-delete child rows; `foreign_key_check` proves nothing dangles.
  */
-export function runMigrations(handle: SqliteHandle, folder: string = MIGRATIONS_FOLDER): void {
+export function runMigrations(handle: MigrationTarget, folder: string = MIGRATIONS_FOLDER): void {
   assertSchemaKnown(newestApplied(handle), readJournal(folder))
   handle.sqlite.pragma('foreign_keys = OFF')
   try {
@@ -24,7 +31,7 @@ export function runMigrations(handle: SqliteHandle, folder: string = MIGRATIONS_
 }
 
 /** True when every migration in the folder's journal has been applied (for /readyz). */
-export function migrationsApplied(handle: SqliteHandle, folder: string = MIGRATIONS_FOLDER): boolean {
+export function migrationsApplied(handle: Pick<MigrationTarget, 'sqlite'>, folder: string = MIGRATIONS_FOLDER): boolean {
   try {
     const journal = readJournal(folder)
     const row = handle.sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }
@@ -34,7 +41,7 @@ export function migrationsApplied(handle: SqliteHandle, folder: string = MIGRATI
   }
 }
 
-function newestApplied(handle: SqliteHandle): number | undefined {
+function newestApplied(handle: Pick<MigrationTarget, 'sqlite'>): number | undefined {
   const table = handle.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'`).get()
   if (table === undefined) return undefined
   const row = handle.sqlite.prepare('SELECT max(created_at) AS newest FROM __drizzle_migrations').get() as { newest: number | null }

@@ -3,7 +3,6 @@ import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import { assertSchemaKnown, readJournal } from './migration-journal.js'
-import type { PgHandle } from './postgres.js'
 
 /** `migrations/pg/` at the package root, from src/db (tsx) and dist/db (built) alike. */
 export const PG_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations/pg', import.meta.url))
@@ -24,7 +23,7 @@ async function newestApplied(client: pg.ClientBase): Promise<number | undefined>
  * newer goalkeeper is refused before anything is applied. On a connection of its own, outside the
  * pool: neither the wait for the lock nor a long migration is cut by the pool's statement timeout.
  */
-export async function runPgMigrations(handle: PgHandle, folder: string = PG_MIGRATIONS_FOLDER): Promise<void> {
+export async function runPgMigrations(handle: { url: string }, folder: string = PG_MIGRATIONS_FOLDER): Promise<void> {
   const journal = readJournal(folder)
   const client = new pg.Client({ connectionString: handle.url })
   // A connection lost meanwhile fails the statement under way; unheard, its 'error' event would end the process.
@@ -44,7 +43,7 @@ export async function runPgMigrations(handle: PgHandle, folder: string = PG_MIGR
 }
 
 /** True when every migration of the folder has been applied (for /readyz). */
-export async function pgMigrationsApplied(handle: PgHandle, folder: string = PG_MIGRATIONS_FOLDER): Promise<boolean> {
+export async function pgMigrationsApplied(handle: { pool: pg.Pool }, folder: string = PG_MIGRATIONS_FOLDER): Promise<boolean> {
   try {
     const { rows } = await handle.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')
     return (rows[0]?.n ?? 0) >= readJournal(folder).entries.length

@@ -6,7 +6,6 @@
  * file the issue names, a grep for a function it names, or a test run that prints the error it
  * reports is evidence of work on the goal.
  */
-import type { StepTool } from './loops.js'
 
 export interface Entities {
   /** File names (lowercased basenames, `ndarithmetic.py`). */
@@ -102,6 +101,12 @@ function flatText(v: unknown, out: string[]): void {
   else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v))
   else if (Array.isArray(v)) for (const x of v) flatText(x, out)
   else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) flatText(x, out)
+}
+
+/** A step's tool call: its name and arguments. */
+export interface StepTool {
+  name: string
+  args: Record<string, unknown>
 }
 
 /** What a tool call does, from its name and its command (no look at its other arguments). */

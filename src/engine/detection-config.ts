@@ -1,7 +1,8 @@
 /**
  * The opt-in detection fields of a session's config (loops, escalation, reminders that don't nag,
  * budget). All optional and stored only when given, so a session created without them (or before
- * them) keeps the seed's answers; the defaults are applied where they are used.
+ * them) keeps answering as it did: `immediate` escalation, `keywords` alignment, the loop kinds of
+ * DEFAULT_LOOP_KINDS; the defaults are applied where they are used.
  */
 import { budgetProblem, type SessionBudget } from './budget.js'
 import { ESCALATION_MODES, type EscalationMode } from './escalation.js'
@@ -32,7 +33,7 @@ export interface DetectionConfig {
   loop_exempt_tools?: string[]
   escalation?: EscalationMode
   /**
-   * How the verdict scores a step: `keywords`, the seed's keyword overlap; `evidence`, what the
+   * How the verdict scores a step: `keywords`, the share of goal and plan keywords the step mentions; `evidence`, what the
    * step shows about the goal (step-evidence.ts). Absent: `keywords` (sessions created before it).
    */
   alignment?: AlignmentMode
@@ -89,7 +90,7 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
       return [`loop_thresholds/${k}`, `must be an integer in [${MIN_LOOP_THRESHOLD[k]}, ${MAX_LOOP_THRESHOLD}]`]
     }
   }
-  if (c.escalation !== undefined && !ESCALATION_MODES.includes(c.escalation)) return ['escalation', "must be 'seed' or 'graduated'"]
+  if (c.escalation !== undefined && !ESCALATION_MODES.includes(c.escalation)) return ['escalation', "must be 'immediate' or 'graduated'"]
   if (c.alignment !== undefined && !ALIGNMENT_MODES.includes(c.alignment)) return ['alignment', "must be 'keywords' or 'evidence'"]
   if (c.resend_unchanged_after !== undefined && !(Number.isInteger(c.resend_unchanged_after) && c.resend_unchanged_after >= 1)) {
     return ['resend_unchanged_after', 'must be an integer >= 1']

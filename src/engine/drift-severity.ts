@@ -6,7 +6,7 @@ import type { SimilarityMode } from './goal-scorer.js'
 
 export type DriftSeverity = 'none' | 'low' | 'moderate' | 'high' | 'critical'
 
-/** The seed's default, which belongs to the `lexical` mode. */
+/** The default drift threshold, which belongs to the `lexical` mode. */
 export const DEFAULT_DRIFT_THRESHOLD = 0.15
 /**
  * Default threshold per mode. `enhanced` (0.115) is calibrated on the τ-bench airline bench slice

@@ -1,5 +1,5 @@
 /**
- * The similarity trend over recent drift checks (seed 003): a least-squares slope read as a
+ * The similarity trend over recent drift checks: a least-squares slope read as a
  * direction. Pure arithmetic over a history window, kept apart from the GoalDNA that records it.
  */
 
@@ -16,7 +16,7 @@ export interface DriftTrend {
   trend_slope: number
 }
 
-/** Slopes beyond ±0.02 per check count as a direction (seed 003). */
+/** Slopes beyond ±0.02 per check count as a direction; flatter is `stable`. */
 export const TREND_SLOPE_EPSILON = 0.02
 
 /** Ordinary least-squares slope of ys against their index 0..n-1; 0 for fewer than 2 points. */

@@ -4,13 +4,23 @@
  * continuing answers `replan`, and continuing after that `abort`. Sustained drift answers `replan`,
  * and `abort` only when the session asks for it (`drift_abort`) and it outlasts the replan by
  * DRIFT_GRACE_STEPS: a verdict's own reading of a step is not enough to stop an agent. `abort` is
- * kept for those and a spent budget; the seed's "abort when alignment < 0.3" becomes `adjust`.
+ * kept for those and a spent budget; the immediate table's "abort when alignment < 0.3" becomes `adjust`.
+ *
+ * `immediate` (a session stored without the field) answers from recommendAction's table at once
+ * (step-alignment.ts): a loop flag or critical drift replans, alignment below 0.3 aborts.
  */
 import type { LoopFinding } from './loops.js'
 import { DRIFT_CRITICAL, DRIFT_WARNING, PROGRESS_STALL_TURNS, type RecommendedAction } from './step-alignment.js'
 
-export type EscalationMode = 'seed' | 'graduated'
-export const ESCALATION_MODES: readonly EscalationMode[] = ['seed', 'graduated']
+export type EscalationMode = 'immediate' | 'graduated'
+export const ESCALATION_MODES: readonly EscalationMode[] = ['immediate', 'graduated']
+/** The former name of `immediate`, still accepted on input and in stored configs (deprecated). */
+export const FORMER_IMMEDIATE = 'seed'
+export type EscalationInput = EscalationMode | typeof FORMER_IMMEDIATE
+
+export function escalationMode(value: EscalationInput): EscalationMode {
+  return value === FORMER_IMMEDIATE ? 'immediate' : value
+}
 
 const RANK: Readonly<Record<RecommendedAction, number>> = { continue: 0, adjust: 1, replan: 2, abort: 3 }
 

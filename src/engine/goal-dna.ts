@@ -1,5 +1,5 @@
 /**
- * GoalDNA (seed 003): a fingerprint of the goal that scores every action without an LLM,
+ * GoalDNA: a fingerprint of the goal that scores every action without an LLM,
  * records drift events, classifies their severity and follows the similarity trend. The severity
  * bands live in drift-severity.ts and the trend arithmetic in drift-trend.ts.
  */
@@ -220,7 +220,7 @@ export class GoalDNA {
     return result
   }
 
-  /** Sustained drift: the consecutive count **exceeds** `consecutive_limit` (seed 003's wording). */
+  /** Sustained drift: the consecutive count **exceeds** `consecutive_limit`, not when it reaches it. */
   isDrifting(): boolean {
     return this.consecutive > this.consecutiveLimit
   }

@@ -1,5 +1,5 @@
 /**
- * GoalReminderInjector (seed 000): a one-line goal reminder for the next LLM call, compressed
+ * GoalReminderInjector: a one-line goal reminder for the next LLM call, compressed
  * as the conversation grows (full → compact → ultra_compact by turn number). The clipped text
  * pieces and their token caps live in reminder-pieces.ts.
  */
@@ -85,11 +85,11 @@ export const REMINDER_DEFAULTS: ResolvedReminderOptions = {
   drift_warning_threshold: 0.3,
 }
 
-/** Reminder history kept (notes §0.3: the original bounds it at 50). */
+/** Reminder history kept, newest last. */
 export const REMINDER_HISTORY_LIMIT = 50
 
 
-/** Adds `item` unless present; over 2× max keeps the newest max (seed: auto-pruned at 2x). */
+/** Adds `item` unless present; over 2× max keeps the newest max. */
 function remember(list: string[], item: string, max: number): void {
   const text = oneLine(item)
   if (text === '' || list.includes(text)) return

@@ -6,7 +6,7 @@ import { goalBag, similarityToText, type GoalBag } from './enhanced-similarity.j
 import { fingerprint, lexicalSimilarity, NO_SIGNAL_SIMILARITY, trigramSet, trigramText, type Fingerprint } from './text.js'
 
 /**
- * Similarity modes: `lexical` is the seed's token + trigram Jaccard, unchanged; `enhanced` is the
+ * Similarity modes: `lexical` is token + trigram Jaccard; `enhanced` is the
  * offline IDF-weighted word and n-gram cosine of `enhanced-similarity.ts` (better on STS-B and τ-bench, see
  * `bench/quality.ts`), with its own threshold and severity bands (`goal-dna.ts`). `embeddings` is
  * the cosine of a provider's embedding vectors: the engine does no I/O, so the caller computes it
@@ -55,7 +55,7 @@ function cachedFingerprint(goal: string): Fingerprint {
   return print
 }
 
-/** The seed's scorer: 0.7 × token Jaccard + 0.3 × trigram Jaccard against the goal fingerprint. */
+/** The lexical scorer: 0.7 × token Jaccard + 0.3 × trigram Jaccard against the goal fingerprint. */
 export class LexicalScorer implements GoalScorer {
   readonly mode = 'lexical' as const
   private readonly print: Fingerprint

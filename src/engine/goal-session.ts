@@ -54,7 +54,7 @@ export class GoalSession {
   private detection: SessionDetection
   private turn = new AgentTurn()
   private todos = new TodoList()
-  /** Reads steps for evidence (`config.alignment: "evidence"`); null with the seed's keywords. */
+  /** Reads steps for evidence (`config.alignment: "evidence"`); null with `keywords` alignment. */
   private reader: StepReader | null
 
   /**
@@ -314,9 +314,11 @@ export class GoalSession {
     return this.injector.triedApproaches
   }
 
-  /** Builds (and records) a goal reminder; progress and drift default to the live state. */
+  /** Builds a goal reminder and records it as shown (as `recordReminder`); progress and drift default to the live state. */
   reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
-    return this.injector.buildReminder(reminderInputOf(this.tracker, this.dna.isDrifting(), turn, overrides))
+    const reminder = this.reminderPreview(turn, overrides)
+    if (reminder.text !== '') this.recordReminder(reminder)
+    return reminder
   }
 
   /** Records a reminder built by `reminderPreview` as shown. */

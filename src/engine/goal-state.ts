@@ -1,4 +1,4 @@
-/** GoalTracker's data: its state snapshot, verdicts, summary and JSON form (seed 002, API.md). */
+/** GoalTracker's data: its state snapshot, verdicts, summary and JSON form (the `GoalState` and `Summary` of openapi.yaml). */
 import type { Clock } from './clock.js'
 import type { RecommendedAction } from './step-alignment.js'
 

@@ -1,5 +1,5 @@
 /**
- * GoalTracker (seed 002): verifies each agent step against the original goal and the plan,
+ * GoalTracker: verifies each agent step against the original goal and the plan,
  * keeps drift, progress, loop and stall state, and recommends continue / adjust / replan / abort.
  */
 import { isoAt, wallClock, type Clock } from './clock.js'
@@ -36,7 +36,7 @@ export const HISTORY_MAX = 200
  * repeated within 200 other states is not a tight loop, and the snapshot stays small. */
 export const STATE_HASHES_MAX = 200
 
-/** Per-step loop inputs from a caller that detects more than the seed's repeat (GoalSession). */
+/** Per-step loop inputs from a caller that detects more than `repeat`, the state hash seen 3 times (GoalSession). */
 export interface StepLoopOptions {
   /** This step's state hash, when the caller computed it (e.g. with its tool call in it). */
   state_hash?: string

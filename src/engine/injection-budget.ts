@@ -1,13 +1,13 @@
 /**
- * InjectionBudgetManager (notes §1.6): several context injections (budget warnings, reminders,
+ * InjectionBudgetManager: several context injections (budget warnings, reminders,
  * the goal reminder, the recitation, ...) compete for one token budget; the more important ones
- * (lower priority number) go first, the rest are cut or dropped. Unlike the original, which
- * estimated chars/4 and did not cut content to its cap, the budget holds on real token counts.
+ * (lower priority number) go first, the rest are cut or dropped. The budget holds on real
+ * (o200k) token counts, and content is cut to its cap.
  */
 import { countTokens } from './text.js'
 import { cachedClip, cachedTokenCount, clipToTokens } from './token-fit.js'
 
-/** Priorities of the original's known slots; lower is more important. */
+/** Priorities of the known slots; lower is more important. */
 export const DEFAULT_INJECTION_PRIORITIES: Readonly<Record<string, number>> = {
   budget_warning: 0,
   timeout_wrapup: 0,

@@ -1,11 +1,11 @@
 /**
- * Loop kinds beyond the seed's state hash, in the shapes open agent runtimes ship (OpenHands'
+ * Loop kinds beyond the tracker's state hash, in the shapes open agent runtimes ship (OpenHands'
  * stuck detector, Gemini CLI's loop detection): an error that repeats, an A/B alternation, a
- * monologue, the same tool call. The seed's `repeat` stays in GoalTracker (a state hash counted
+ * monologue, the same tool call. The tracker's `repeat` stays in GoalTracker (a state hash counted
  * over the whole session); this detector keeps a window of recent steps for the others and for
  * naming the steps a `repeat` involved.
  */
-import { callKind } from './code-entities.js'
+import { callKind, type StepTool } from './code-entities.js'
 import { maskVolatile } from './output-mask.js'
 import { stateHash } from './step-alignment.js'
 import { cutText } from './text.js'
@@ -14,7 +14,7 @@ export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue',
 export type LoopKind = (typeof LOOP_KINDS)[number]
 
 /**
- * repeat: the seed's 3; error_repeat 3, monologue 3 and alternation over 6 from OpenHands;
+ * repeat: 3 (GoalTracker's LOOP_THRESHOLD); error_repeat 3, monologue 3 and alternation over 6 from OpenHands;
  * same_call 5 from Gemini CLI; same_result 3; same_edit 3.
  */
 export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = {
@@ -23,7 +23,7 @@ export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = {
 
 /**
  * Kinds on unless a session lists its own: the ones that only look at the optional `tool` and
- * `error` fields, so a client that sends text alone gets the seed's answers unchanged.
+ * `error` fields, so a client that sends text alone gets the tracker's answers unchanged.
  */
 export const DEFAULT_LOOP_KINDS: readonly LoopKind[] = ['repeat', 'error_repeat', 'same_call']
 
@@ -37,10 +37,7 @@ export function isLoopKind(x: unknown): x is LoopKind {
   return typeof x === 'string' && (LOOP_KINDS as readonly string[]).includes(x)
 }
 
-export interface StepTool {
-  name: string
-  args: Record<string, unknown>
-}
+export type { StepTool } from './code-entities.js'
 
 /** The optional fields a step may carry beside its description and output. */
 export interface StepSignals {
@@ -77,7 +74,7 @@ export interface LoopFinding {
 
 interface Entry {
   step: number
-  /** The seed's state hash (with the tool call): what `repeat` counts. */
+  /** The tracker's state hash (with the tool call): what `repeat` counts. */
   state: string
   /** The action: the tool call, or the normalized description. */
   action: string
@@ -148,7 +145,7 @@ export function textKey(text: string): string {
   return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36)
 }
 
-/** The text the seed's state hash reads for a step: a tool call counts as part of what was done. */
+/** The text the tracker's state hash reads for a step: a tool call counts as part of what was done. */
 export function stepStateHash(description: string, output: string, tool?: StepTool): string {
   return stateHash(tool === undefined ? description : `${description}\n${toolCallText(tool)}`, output)
 }
@@ -234,7 +231,7 @@ export class LoopDetector {
     )
   }
 
-  /** The seed's `repeat` as a finding: the steps in the window with this step's state. */
+  /** The tracker's `repeat` as a finding: the steps in the window with this step's state. */
   repeatFinding(count: number): LoopFinding | null {
     const last = this.window.at(-1)
     if (last === undefined) return null

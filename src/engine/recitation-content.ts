@@ -1,5 +1,5 @@
 /**
- * The recitation block's text: the part formats of the original (notes §1.3), cut to a token
+ * The recitation block's text: each part in its own format, cut to a token
  * budget measured with the real tokenizer.
  */
 import { countTokens } from './text.js'
@@ -80,7 +80,7 @@ function memoryPart(memories: readonly string[]): string {
   return `**Relevant Context**: ${joinItems(memories.slice(0, 3), '; ')}${more}`
 }
 
-/** Parts in the original's fixed order; active files and errors whatever the sources. */
+/** Parts in a fixed order; active files and errors whatever the sources. */
 function collectParts(state: RecitationState, sources: readonly RecitationSource[], custom: CustomBuilder) {
   const parts: string[] = []
   const from: RecitationSource[] = []

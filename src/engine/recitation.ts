@@ -1,7 +1,7 @@
 /**
- * RecitationManager (seed 001, "Trick Q"): every few iterations a status block (goal, plan,
+ * RecitationManager: every few iterations a status block (goal, plan,
  * todos, memory) goes in as a system message just before the last user message, where the
- * model's recency bias keeps it in view. Formats follow the public original (notes §1.3–1.5).
+ * model's recency bias keeps it in view. The block's text is built in recitation-content.ts.
  */
 import { type Clock, isoAt, wallClock } from './clock.js'
 import { buildRecitationContent, type RecitationSource, type RecitationState } from './recitation-content.js'
@@ -76,16 +76,16 @@ export const RECITATION_DEFAULTS: RecitationConfig = {
 }
 
 /**
- * History entries kept, newest last. The original's history is unbounded; a session lives for
+ * History entries kept, newest last. Bounded, as a session lives for
  * thousands of iterations and is persisted as JSON, so we keep the last 100 (≥ 500 iterations at
  * the default frequency).
  */
 export const RECITATION_HISTORY_LIMIT = 100
 
-/** Frequency used in 'adaptive' mode before any context size is known (the seed's default). */
+/** Frequency used in 'adaptive' mode before any context size is known (the fixed default's 5). */
 const ADAPTIVE_START = 5
 
-/** Heavier contexts recite more often: <10k → 10, <30k → 7, <60k → 5, else 3 (notes §1.5). */
+/** Heavier contexts recite more often: <10k → 10, <30k → 7, <60k → 5, else 3. */
 export function calculateOptimalFrequency(contextTokens: number): number {
   if (contextTokens < 10_000) return 10
   if (contextTokens < 30_000) return 7

@@ -9,7 +9,7 @@ import { cachedClip, oneLine } from './token-fit.js'
 export type ReminderMode = 'full' | 'compact' | 'ultra_compact'
 
 /**
- * Token caps for user-provided pieces, so reminders stay near the seed's budgets (full ~80–120,
+ * Token caps for user-provided pieces, so reminders stay near their budgets (full ~80–120,
  * compact ~40–60, ultra ~20–30 tokens). The fixed brackets cost at most 22 tokens in ultra
  * (goal, progress, drift: worst case 30 in all), 40 in compact (typical goal + progress + drift
  * ~45, worst case with sub-goal and pitfall 76) and 47 in full, where the pitfalls and tried

@@ -1,6 +1,6 @@
 /**
- * A goal session's configuration (API.md `SessionConfig`): every field optional on input, the
- * defaults come from the seeds, and the resolved form is what a session stores and returns.
+ * A goal session's configuration (`SessionConfig` in openapi.yaml): every field optional on input, the
+ * defaults below, and the resolved form is what a session stores and returns.
  */
 import { DEFAULT_CONSECUTIVE_LIMIT, DEFAULT_DRIFT_THRESHOLDS, DEFAULT_HISTORY_SIZE } from './goal-dna.js'
 import { isSimilarityMode, type SimilarityMode } from './goal-scorer.js'
@@ -8,6 +8,7 @@ import { REMINDER_DEFAULTS } from './goal-reminder.js'
 import { RECITATION_DEFAULTS, type RecitationSource } from './recitation.js'
 import { defined } from './defined.js'
 import { copyDetection, detectionProblem, type DetectionConfig } from './detection-config.js'
+import { escalationMode, type EscalationInput } from './escalation.js'
 
 /** 'custom' needs an in-process builder, so a stored session cannot use it. */
 export type SessionRecitationSource = Exclude<RecitationSource, 'custom'>
@@ -21,7 +22,7 @@ export interface SessionRecitationConfig {
 /** The detection fields (detection-config.ts) are optional: present only when a session set them. */
 export interface SessionConfig extends DetectionConfig {
   /**
-   * `lexical` is the seed's fingerprint; `enhanced` the IDF-weighted stem cosine with its own
+   * `lexical` is the token + trigram Jaccard fingerprint; `enhanced` the IDF-weighted stem cosine with its own
    * threshold; `embeddings` a provider's embedding cosine (computed by the service), `enhanced` when it fails.
    */
   similarity: SimilarityMode
@@ -37,8 +38,10 @@ export interface SessionConfig extends DetectionConfig {
   llm_verify: boolean
 }
 
-export type SessionConfigInput = Partial<Omit<SessionConfig, 'recitation'>> & {
+export type SessionConfigInput = Partial<Omit<SessionConfig, 'recitation' | 'escalation'>> & {
   recitation?: Partial<SessionRecitationConfig>
+  /** `seed`, the former name of `immediate`, is read as `immediate`. */
+  escalation?: EscalationInput
 }
 
 export const SESSION_CONFIG_DEFAULTS: SessionConfig = {
@@ -72,10 +75,11 @@ export class SessionConfigError extends RangeError {
 
 /** Fills the defaults and checks the cross-field rules the per-field schema cannot express. */
 export function resolveSessionConfig(input: SessionConfigInput = {}, base: SessionConfig = SESSION_CONFIG_DEFAULTS): SessionConfig {
-  const { recitation, ...rest } = input
+  const { recitation, escalation, ...rest } = input
   const c: SessionConfig = {
     ...base,
     ...defined(rest),
+    ...(escalation === undefined ? {} : { escalation: escalationMode(escalation) }),
     recitation: { ...base.recitation, ...defined(recitation) },
   }
   // A threshold belongs to its mode: choosing a mode without a threshold takes that mode's default.

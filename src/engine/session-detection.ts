@@ -1,10 +1,10 @@
 /**
- * A goal session's detection beyond the seed, wired around its GoalTracker: loop kinds (loops.ts),
- * graduated escalation (escalation.ts), spend, budget and its warnings (budget.ts), calls to tools
- * the session does not have (unknown-tools.ts), busy stalls (busy-stall.ts) and reminders that
- * don't nag (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and
- * hands it the tracker's verdict after; with a stored session's config (no detection fields) every
- * answer is the seed's.
+ * A goal session's detection beyond GoalTracker's own (a loop flag, drift, stall), wired around
+ * its GoalTracker: loop kinds (loops.ts), graduated escalation (escalation.ts), spend, budget and
+ * its warnings (budget.ts), calls to tools the session does not have (unknown-tools.ts), busy
+ * stalls (busy-stall.ts), the second opinion (second-opinion.ts) and reminders that don't nag
+ * (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
+ * the tracker's verdict after; with a session stored without these fields every answer is GoalTracker's.
  */
 import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
 import { detectionSettings, type DetectionConfig, type DetectionSettings } from './detection-config.js'
@@ -123,7 +123,7 @@ export class SessionDetection {
 
   /**
    * Adds the loop finding and spend to the tracker's verdict and decides its action: a spent
-   * budget aborts; in graduated mode the ladder decides; otherwise the seed's action stands.
+   * budget aborts; in graduated mode the ladder decides; otherwise the tracker's action (the immediate table) stands.
    */
   afterStep(
     verification: StepVerification,
@@ -140,7 +140,7 @@ export class SessionDetection {
   } {
     const p = this.pending!
     this.pending = null
-    // A kind found here says more than the seed's state count (error_repeat rather than repeat).
+    // A kind found here says more than the tracker's state count (error_repeat rather than repeat).
     const loop = p.other ?? (repeatCount > 0 ? this.loops.repeatFinding(repeatCount) : null)
     const spent = this.spend.observe(p.signals.tokens, p.signals.cost_usd, state.stall_turns, this.settings.budget)
     const out: StepVerification & DetectionVerdict = { ...verification }

@@ -1,5 +1,5 @@
 /**
- * A goal session's summary: the tracker's (seed 002) plus the parts of the fingerprint's and the
+ * A goal session's summary: the tracker's plus the parts of the fingerprint's and the
  * reminder injector's that the API reports. A pure reshaping, kept out of the GoalSession aggregate.
  */
 import type { GoalDNASummary } from './goal-dna.js'

@@ -1,4 +1,4 @@
-/** The data shapes of a goal session (API.md field names): results, events and its JSON state. */
+/** The data shapes of a goal session (the API's field names): results, events and its JSON state. */
 import type { DriftCheck, DriftSeverity, GoalDNAJSON, TrendDirection } from './goal-dna.js'
 import type { GoalReminderJSON } from './goal-reminder.js'
 import type { GoalState, GoalTrackerJSON, GoalTrackerSummary, StepVerification } from './goal-tracker.js'
@@ -65,7 +65,7 @@ export interface RecitationInjection<M extends ChatMessage> {
   skipped?: UnchangedSkip
 }
 
-/** The tracker's summary (seed 002) plus the fingerprint's and the reminder injector's. */
+/** The tracker's summary plus the fingerprint's and the reminder injector's. */
 export interface SessionSummary extends GoalTrackerSummary {
   dna: { token_count: number; total_checks: number; drift_events: number; trend_direction: TrendDirection; consecutive_drift_count: number }
   reminders: { total_reminders: number; pitfalls_count: number; tried_approaches_count: number; history_size: number }

@@ -1,6 +1,6 @@
 /**
  * GoalTracker's heuristics, as pure functions: keyword alignment of a step with the goal and the
- * plan, the drift update, the loop state hash and the recommended-action table (seed 002).
+ * plan, the drift update, the loop state hash and the recommended-action table.
  */
 import { stemmer } from 'stemmer'
 import { cutText, tokenSet } from './text.js'
@@ -115,7 +115,10 @@ export interface ActionInputs {
   alignment: number
 }
 
-/** Seed 002's table; the first matching row wins. */
+/**
+ * The action table of `immediate` escalation (and of graduated escalation's rows after its loop
+ * and drift rules, escalation.ts); the first matching row wins.
+ */
 export function recommendAction(s: ActionInputs): RecommendedAction {
   if (s.loop_detected) return 'replan'
   if (s.drift >= DRIFT_CRITICAL) return 'replan'
@@ -169,8 +172,7 @@ function pushWordHashes(s: string, count: number): number {
 /**
  * Loop-detection state: the set of unique lowercased whitespace-separated words of the
  * description and of the first 200 characters of the trimmed output, hashed independently of
- * order (seeds-source §0.2 hashes the sorted unique words). Unlike the original, every word
- * counts, not only the first 20 in sorted order, so two long steps that merely share their
+ * order. Every word counts, not only the first 20 in sorted order, so two long steps that merely share their
  * alphabetically first words are not taken for a loop. Sorting word hashes instead of words
  * keeps this allocation-free; the result is 14 hex digits.
  */

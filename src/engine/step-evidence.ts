@@ -1,7 +1,7 @@
 /**
  * The verdict's alignment when a session reads steps for evidence (`config.alignment:
  * "evidence"`, the default of new sessions): what a step shows about the goal, read the way an
- * engineer would, instead of the seed's "one shared keyword makes a step aligned".
+ * engineer would, instead of keyword alignment's "one shared keyword makes a step aligned".
  *
  * - On the goal, strongest first: the call touches a file the goal names; the step names a
  *   symbol or error the goal names; the call works on a file the session already changed; its
@@ -12,7 +12,7 @@
  * - Neutral: housekeeping (listing, `cd`, `git diff`, installing, a todo update) and a step that
  *   runs something (the tests, a script) without naming anything of the goal: 0.5, which moves
  *   neither drift nor the stall counter.
- * - Off the goal: a message sharing no word with the goal or the plan step in focus (the seed's
+ * - Off the goal: a message sharing no word with the goal or the plan step in focus (keyword alignment's
  *   0.15); one sharing only ordinary words is neutral in `lexical` and graded by the drift check's
  *   severity in `enhanced` and `embeddings`; a tool call counts at half that strength.
  *
@@ -31,7 +31,7 @@ import { wordInfo, wordRank } from './word-info.js'
 export const SPECIFIC_RANK = 5000
 /** Files the session changed, remembered for reading later calls (the newest kept). */
 export const WORKING_FILES_MAX = 50
-/** The alignment of a step sharing nothing with the goal (the seed's base alignment). */
+/** The alignment of a step sharing nothing with the goal (keyword alignment's BASE_ALIGNMENT). */
 const OFF = 0.15
 const NEUTRAL = 0.5
 
@@ -199,7 +199,7 @@ export class StepReader {
 
   /**
    * How far off a text with no evidence for the goal is: sharing no word at all with the goal or
-   * the plan steps in focus, the seed's 0.15; sharing some ordinary word, neither for nor against
+   * the plan steps in focus, keyword alignment's 0.15; sharing some ordinary word, neither for nor against
    * (lexical) or graded by the drift check's severity.
    */
   private offScore(words: Words, text: TextSimilarity, focus: readonly number[]): number {

@@ -75,7 +75,7 @@ export function fingerprint(text: string): Fingerprint {
   return { tokens: tokenSet(text), trigrams: trigramSet(text) }
 }
 
-/** Weights of the seed's fused similarity (seed 003). */
+/** Weights of the lexical similarity: token Jaccard and character-trigram Jaccard. */
 export const TOKEN_WEIGHT = 0.7
 export const TRIGRAM_WEIGHT = 0.3
 /** Returned when either side has no content tokens: no signal either way. */
@@ -95,7 +95,7 @@ function indexOf(goal: Fingerprint): GoalIndex {
 }
 
 /**
- * The seed's lexical similarity: 0.7 × token Jaccard + 0.3 × trigram Jaccard, or 0.5 when
+ * The lexical similarity: 0.7 × token Jaccard + 0.3 × trigram Jaccard, or 0.5 when
  * either side has no content tokens (an empty or all-stop-word text says nothing about drift).
  * Computed without building sets (see `lexical-index.ts`); the tests hold the plain Set-based
  * definition and assert equality.

@@ -3,6 +3,7 @@
  * string a hook URL may override them (and the agent's `session_defaults`) with.
  */
 import { Type, type Static } from 'typebox'
+import { FORMER_IMMEDIATE } from '../engine/escalation.js'
 import type { SessionConfigInput } from '../engine/session-config.js'
 
 export const HookSettings = Type.Object(
@@ -25,7 +26,7 @@ export const DEFAULT_HOOK_SETTINGS: Readonly<HookSettings> = { max_stop_blocks: 
 
 /** `?…` on a hook URL: a few session config fields and hook settings, per URL. */
 export const HookQuery = Type.Object({
-  escalation: Type.Optional(Type.Union([Type.Literal('seed'), Type.Literal('graduated')])),
+  escalation: Type.Optional(Type.Union([Type.Literal('immediate'), Type.Literal('graduated'), Type.Literal(FORMER_IMMEDIATE)], { description: 'seed: the former name of immediate (deprecated).' })),
   similarity: Type.Optional(Type.Union([Type.Literal('lexical'), Type.Literal('enhanced'), Type.Literal('embeddings')])),
   budget_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, description: "The session's token budget." })),
   budget_usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000, description: "The session's cost budget, dollars." })),

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { AppError } from '../errors.js'
 import { useDepthCheckedJson } from '../json-body.js'
+import { lazy } from '../lazy.js'
 import { problemResponses } from '../schemas.js'
 import { callTool } from './call.js'
 import { TOOLS } from './tools.js'
@@ -40,22 +41,14 @@ export interface McpRouteOptions {
  * The SDK, loaded with the first MCP message rather than at start: it and its zod are ~13 MB of
  * RSS (~7 MB of heap) that a deployment whose agents call REST never uses.
  */
-let sdk: Promise<typeof ServerModule & typeof TypesModule & typeof TransportModule> | undefined
-function loadSdk(): NonNullable<typeof sdk> {
-  sdk ??= Promise.all([
+const loadSdk = lazy(async (): Promise<typeof ServerModule & typeof TypesModule & typeof TransportModule> => {
+  const [server, types, transport] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/types.js'),
     import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
-  ]).then(
-    ([server, types, transport]) => ({ ...server, ...types, ...transport }),
-    (err: unknown) => {
-      // Not cached: the next message tries again (e.g. after running out of file descriptors).
-      sdk = undefined
-      throw err
-    },
-  )
-  return sdk
-}
+  ])
+  return { ...server, ...types, ...transport }
+})
 
 /** A fresh MCP server per request (stateless mode): its tools act as the agent the caller's key names. */
 async function mcpServer(request: FastifyRequest, opts: McpRouteOptions): Promise<{ server: ServerModule.Server; transport: TransportModule.WebStandardStreamableHTTPServerTransport }> {

@@ -4,6 +4,7 @@
  * a non-2xx status or an answer that is not JSON. Callers turn any error into their fallback.
  */
 import type { Dispatcher } from 'undici'
+import { loadUndici } from '../lazy.js'
 
 export interface ProviderOptions {
   /** Endpoint URL and optional Bearer key. */
@@ -35,12 +36,11 @@ export function providerPost(opts: ProviderOptions): (body: unknown) => Promise<
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`
   // Loaded here, not at module load: a process without a provider configured never pays for
-  // undici (see webhooks/dispatcher.ts). Started now so that the first call does not wait for it;
-  // a failure surfaces on the first call, which then falls back.
-  const undici = import('undici')
-  undici.catch(() => {})
+  // undici. Started now so that the first call does not wait for it; a failure surfaces on the
+  // first call, which then falls back (and the next call loads again).
+  loadUndici().catch(() => {})
   return async (body) => {
-    const { request } = await undici
+    const { request } = await loadUndici()
     const res = await request(opts.url, {
       method: 'POST',
       headers,

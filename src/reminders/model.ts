@@ -1,5 +1,5 @@
 /**
- * Reminder data as stored (snake_case row, epoch ms) and as served (API.md `Reminder`, ISO
+ * Reminder data as stored (snake_case row, epoch ms) and as served (`Reminder` in openapi.yaml, ISO
  * times), plus the input checks shared by create and patch.
  */
 import { isoAt, parseInstant } from '../engine/clock.js'
@@ -60,7 +60,7 @@ export type TriggerJSON =
   | { type: 'recurring'; cron: string; timezone: string | null }
   | { type: 'context'; pattern: string }
 
-/** API.md `Reminder` (plus `missed_policy` and `updated_at`). */
+/** A reminder as served (`Reminder` in openapi.yaml). */
 export interface Reminder {
   id: string
   title: string

@@ -1,8 +1,7 @@
 /**
  * Quiet hours in the agent's own timezone (pure). Start inclusive, end exclusive, ranges may
  * cross midnight ("22:00"–"07:00"), and start == end is never quiet (an empty range, not 24 h).
- * Unlike the original, which compared server-local hours, every reading goes through the
- * agent's IANA timezone.
+ * Every reading goes through the agent's IANA timezone, never the server's local hours.
  */
 import { Cron } from 'croner'
 

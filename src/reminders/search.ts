@@ -80,7 +80,7 @@ export function decodeAverages(block: Uint8Array): { rows: number; tokens: numbe
 
 /**
  * BM25 (negated FTS5 rank, > 0, larger is better) mapped to (0, 1) by r / (1 + r): monotone, so
- * a better match always scores higher, and never flattened to 1.0 as in the original.
+ * a better match always scores higher, and none is flattened to 1.0.
  */
 export function bm25Score(rank: number): number {
   const r = Math.max(0, -rank)

@@ -1,6 +1,6 @@
 /**
  * Per-agent settings (timezone, quiet hours, reminder quota, turn-start token budget). A missing
- * row means the API.md defaults. Changing the timezone re-plans recurring reminders that follow
+ * row means DEFAULT_SETTINGS. Changing the timezone re-plans recurring reminders that follow
  * it, in the same transaction (through the reminders repository, which owns those writes).
  */
 import type { SqlDatabase } from '../db/database.js'
@@ -74,7 +74,7 @@ const UPSERT = `INSERT INTO agent_settings
     injection_budget_tokens = excluded.injection_budget_tokens, session_defaults = excluded.session_defaults,
     hooks = excluded.hooks, daily_budget = excluded.daily_budget, updated_at = excluded.updated_at`
 
-/** The API.md defaults (the columns' defaults) for an agent that has no row yet. */
+/** The defaults (the columns' defaults) for an agent that has no row yet. */
 const ENSURE = 'INSERT INTO agent_settings (agent_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING'
 
 export class SettingsService {

@@ -1,4 +1,4 @@
-import cron, { type ScheduledTask } from 'node-cron'
+import { Cron } from 'croner'
 import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { fireDue } from './fire.js'
@@ -31,7 +31,7 @@ export interface TickResult {
 }
 
 /**
- * The one scheduler timer: a node-cron task every second (no overlap) that fires due reminders
+ * The one scheduler timer: a croner job every second (no overlap) that fires due reminders
  * in batches, then pumps the webhook dispatcher. A batch is first claimed (a lease: each due
  * reminder gets `claimed_until`, committed at once, so other replicas skip it), then fired in
  * one transaction: each claimed row is re-read locked and still under this lease, `fireDue`
@@ -50,7 +50,7 @@ export class Ticker {
   private readonly tickBudgetMs: number
   private readonly leaseMs: number
   private readonly onError: (err: unknown) => void
-  private task: ScheduledTask | undefined
+  private task: Cron | undefined
   /** Claims whose fire failed, tried first on the next tick. */
   private held: Claim[] = []
 
@@ -129,26 +129,21 @@ export class Ticker {
     const recovered = Promise.resolve()
       .then(() => this.dispatcher?.recover())
       .catch((err: unknown) => this.onError(err))
-    this.task = cron.schedule(
-      '* * * * * *',
-      async () => {
-        try {
-          await recovered
-          await this.tick()
-        } catch (err) {
-          this.onError(err)
-        }
-      },
-      { name: 'goalkeeper-ticker', noOverlap: true },
-    )
+    // `protect`: a tick still running when the next second comes is not started again beside it.
+    this.task = new Cron('* * * * * *', { protect: true }, async () => {
+      try {
+        await recovered
+        await this.tick()
+      } catch (err) {
+        this.onError(err)
+      }
+    })
   }
 
   /** Stops ticking, then lets in-flight deliveries finish for up to `graceMs` (the rest stay queued). */
   async stop(graceMs = 10_000): Promise<void> {
-    if (this.task) {
-      await this.task.destroy()
-      this.task = undefined
-    }
+    this.task?.stop()
+    this.task = undefined
     await this.dispatcher?.stop(graceMs)
   }
 }

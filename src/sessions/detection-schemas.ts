@@ -7,6 +7,7 @@ import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/busy-stall.js'
 import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/budget.js'
 import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/second-opinion.js'
+import { ESCALATION_MODES, FORMER_IMMEDIATE } from '../engine/escalation.js'
 
 /** The most one step may report spending (the step columns hold it on both databases). */
 export const STEP_TOKENS_MAX = 1_000_000_000
@@ -20,7 +21,7 @@ export const STEP_COST_MAX = 1_000_000
 export const LoopKind = Type.Enum([...LOOP_KINDS], {
   type: 'string',
   description:
-    'repeat: the same step and result (the seed\'s state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +
+    'repeat: the same step and result (the same words in the description, the tool call and the output\'s first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +
     'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; ' +
     'same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; ' +
     'error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.',
@@ -127,11 +128,13 @@ export const DetectionConfigInput = {
     Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'Steps calling these tools are never part of a loop (e.g. polling a job status).' }),
   ),
   escalation: Type.Optional(
-    Type.Enum(['seed', 'graduated'], {
+    Type.Enum([...ESCALATION_MODES, FORMER_IMMEDIATE], {
       type: 'string',
       description:
         'graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most ' +
-        '(unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed\'s action table.',
+        '(unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): ' +
+        'every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, ' +
+        '< 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.',
     }),
   ),
   alignment: Type.Optional(
@@ -139,7 +142,7 @@ export const DetectionConfigInput = {
       type: 'string',
       description:
         'evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; ' +
-        'housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed\'s keyword overlap.',
+        'housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal\'s and the plan step\'s keywords the step mentions.',
     }),
   ),
   drift_abort: Type.Optional(Type.Boolean({ description: 'Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most).' })),
@@ -165,7 +168,7 @@ export const DetectionConfig = {
   loop_kinds: Type.Optional(Type.Array(LoopKind)),
   loop_thresholds: Type.Optional(Type.Object(Object.fromEntries(LOOP_KINDS.map((k) => [k, Type.Optional(Type.Integer())])))),
   loop_exempt_tools: Type.Optional(Type.Array(Type.String())),
-  escalation: Type.Optional(Type.Enum(['seed', 'graduated'], { type: 'string' })),
+  escalation: Type.Optional(Type.Enum([...ESCALATION_MODES], { type: 'string' })),
   alignment: Type.Optional(Type.Enum([...ALIGNMENT_MODES], { type: 'string' })),
   drift_abort: Type.Optional(Type.Boolean()),
   skip_unchanged: Type.Optional(Type.Boolean()),

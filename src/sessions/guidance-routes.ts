@@ -9,6 +9,7 @@ import {
   GoalReminder,
   GoalState,
   Pitfalls,
+  ReminderBody,
   ReminderQuery,
   SessionParams,
   TextBody,
@@ -97,7 +98,9 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
       schema: {
         operationId: 'getGoalReminder',
         tags,
-        summary: 'Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state.',
+        summary:
+          'Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state. ' +
+          'Read-only: nothing is recorded, and it does not count toward `total_reminders`.',
         params,
         querystring: ReminderQuery,
         response: { 200: GoalReminder, ...problemResponses },
@@ -106,6 +109,27 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
     async (request) => {
       const { turn, ...overrides } = request.query
       return await sessions.reminder(request.agentId, request.params.id, turn, overrides)
+    },
+  )
+
+  app.post(
+    '/sessions/:id/reminder',
+    {
+      config: { auth: 'agent', idempotent: true },
+      schema: {
+        operationId: 'recordGoalReminder',
+        tags,
+        summary:
+          'Build the goal reminder for turn N, as the GET does, and record it as shown to the agent: it joins the reminder history, ' +
+          'counts toward `total_reminders`, and is the last one injected for `skip_unchanged`.',
+        params,
+        body: ReminderBody,
+        response: { 200: GoalReminder, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const { turn, ...overrides } = request.body
+      return await sessions.recordReminder(request.agentId, request.params.id, turn, overrides, request.uow)
     },
   )
 

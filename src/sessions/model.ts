@@ -2,6 +2,7 @@
 import { isoAt } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftSeverity } from '../engine/goal-dna.js'
 import type { GoalState, StepVerification } from '../engine/goal-tracker.js'
+import { escalationMode, type EscalationInput } from '../engine/escalation.js'
 import type { SessionConfig, SessionConfigInput } from '../engine/session-config.js'
 import type { RecommendedAction } from '../engine/step-alignment.js'
 import type { StepSignals, StepTool } from '../engine/loops.js'
@@ -73,13 +74,19 @@ export function toDigest(row: SessionRow, recent: RecentStep[]): SessionDigest {
   }
 }
 
+/** A config as stored; one stored before `seed` was renamed says `immediate` (escalation.ts). */
+function storedConfig(json: string): SessionConfig {
+  const c = JSON.parse(json) as Omit<SessionConfig, 'escalation'> & { escalation?: EscalationInput }
+  return c.escalation === undefined ? (c as SessionConfig) : { ...c, escalation: escalationMode(c.escalation) }
+}
+
 export function toSession(row: SessionRow): Session {
   return {
     id: row.id,
     goal: row.goal,
     plan: JSON.parse(row.plan) as string[],
     status: row.status,
-    config: JSON.parse(row.config) as SessionConfig,
+    config: storedConfig(row.config),
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     state: JSON.parse(row.state) as GoalState,
     external_id: row.external_id,

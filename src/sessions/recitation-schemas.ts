@@ -4,7 +4,7 @@ import { EXAMPLE_PLAN } from './examples.js'
 import { GoalReminder } from './schemas.js'
 import { UnchangedSkip } from './detection-schemas.js'
 
-/** TypeBox schemas of API.md's recitation: the context a session recites from, the preview and the injection. */
+/** TypeBox schemas of the recitation: the context a session recites from, the preview and the injection. */
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max })
 const Count = (max: number) => Type.Integer({ minimum: 0, maximum: max })

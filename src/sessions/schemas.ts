@@ -4,7 +4,7 @@ import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestam
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
 import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
 
-/** TypeBox schemas of API.md "Goal sessions": one per shape, used for validation, types and OpenAPI. */
+/** TypeBox schemas of goal sessions: one per shape, used for validation, types and OpenAPI. */
 
 const Unit = (description?: string) => Type.Number({ minimum: 0, maximum: 1, ...(description ? { description } : {}) })
 const Count = (max = 1_000_000) => Type.Integer({ minimum: 0, maximum: max })
@@ -35,7 +35,7 @@ export const GoalState = Type.Object(
 const RecitationSource = Type.Union([Type.Literal('goal'), Type.Literal('plan'), Type.Literal('todo'), Type.Literal('memory')])
 const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced'), Type.Literal('embeddings')], {
   description:
-    'Drift similarity: the seed\'s lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), ' +
+    'Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), ' +
     'or the cosine of the configured embeddings provider\'s vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; ' +
     'a check whose provider call fails uses `enhanced`).',
 })
@@ -59,7 +59,7 @@ export const SessionConfig = Type.Object(
   { title: 'SessionConfig' },
 )
 
-/** Every field optional; defaults from the seeds. Unknown fields are rejected. */
+/** Every field optional, defaults from SESSION_CONFIG_DEFAULTS (session-config.ts). Unknown fields are rejected. */
 export const SessionConfigInput = Type.Object(
   {
     similarity: Type.Optional(SimilarityMode),
@@ -269,6 +269,8 @@ export const ReminderQuery = Type.Object({
   summary: Type.Optional(Text(2000)),
   current_sub_goal: Type.Optional(Text(2000)),
 })
+/** The same fields as the query, for the POST that records the reminder. */
+export const ReminderBody = Body(ReminderQuery.properties, { examples: [{ turn: 5 }] })
 export const GoalReminder = Type.Object(
   {
     text: Type.String(),

@@ -301,9 +301,14 @@ export class SessionsService implements TurnPartsProvider {
     return this.write(agentId, id, (s) => ({ result: { tried_approaches: s.addTriedApproach(text) } }))
   }
 
-  /** Builds a reminder; it is recorded in the session's reminder history (summary.reminders). */
+  /** Read-only: the goal reminder for turn N; nothing recorded, no write. */
   reminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides): Promise<GoalReminder> {
-    return this.write(agentId, id, (s) => ({ result: s.reminder(turn, overrides) }))
+    return this.store.read(agentId, id, (s) => s.reminderPreview(turn, overrides))
+  }
+
+  /** Builds the goal reminder for turn N and records it as shown: it counts in summary.reminders. */
+  recordReminder(agentId: string, id: string, turn: number, overrides: ReminderOverrides, uow: UnitOfWork = this.own()): Promise<GoalReminder> {
+    return this.write(agentId, id, (s) => ({ result: s.reminder(turn, overrides) }), uow)
   }
 
   setContext(agentId: string, id: string, context: RecitationContext): Promise<RecitationContext> {

@@ -103,7 +103,8 @@ export class SessionStore {
     if (hit !== undefined) return fn(hit.session)
     const loaded = await this.load(key)
     const result = fn(loaded.session)
-    this.offer(loaded)
+    // Never an archived one: a write on a cached entry trusts its version alone to be writable.
+    if (key.status === 'active') this.offer(loaded)
     return result
   }
 

@@ -9,15 +9,12 @@ import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './deliv
 import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
 import { activeSecrets, signatureHeader } from './sign.js'
 import { guardedLookup, literalHostForbidden } from './url-guard.js'
+import { loadUndici } from '../lazy.js'
 
 /** Between tries of an attempt's record that failed (the database away or too slow). */
 const RECORD_RETRY_MS = 1000
 
 type Undici = typeof import('undici')
-let undici: Promise<Undici> | undefined
-
-/** undici costs ~10 MB of memory: loaded on the first delivery, not by every process that starts. */
-const loadUndici = (): Promise<Undici> => (undici ??= import('undici'))
 
 export interface DispatcherOptions {
   db: SqlDatabase

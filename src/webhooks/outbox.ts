@@ -2,7 +2,7 @@ import type { SqlDatabase } from '../db/database.js'
 import { isoAt } from '../engine/clock.js'
 import { newId } from '../ids.js'
 
-/** The event types a webhook can subscribe to (API.md's, and those added since). */
+/** The event types a webhook can subscribe to (docs/reference.md describes each). */
 export const EVENT_TYPES = [
   'reminder.triggered',
   'session.drift_detected',

@@ -20,14 +20,23 @@ describe('graduated escalation', () => {
     expect(results[2]!.verification.loop!.advice).toMatch(/^"book_reservation\(\{"flight":"HAT001"\}\)" failed 3 times in a row \(steps 1, 2, 3\)/)
   })
 
-  it('new sessions escalate gradually and store it; the seed table is one config value away: the loop answers replan at once and never abort', () => {
+  it('new sessions escalate gradually and store it; the immediate table is one config value away: the loop answers replan at once and never abort', () => {
     expect(actions({}, 6)).toEqual(['continue', 'continue', 'adjust', 'replan', 'replan', 'abort'])
     expect(new GoalSession({ goal: GOAL }).config).toMatchObject({ escalation: 'graduated', alignment: 'evidence' })
-    expect(actions({ escalation: 'seed' }, 6)).toEqual(['continue', 'continue', 'replan', 'replan', 'replan', 'replan'])
+    expect(actions({ escalation: 'immediate' }, 6)).toEqual(['continue', 'continue', 'replan', 'replan', 'replan', 'replan'])
   })
 
-  it('a session stored without the new fields keeps the seed table and keyword alignment when loaded', () => {
-    const s = new GoalSession({ goal: GOAL, config: { escalation: 'seed', alignment: 'keywords' } }, { clock })
+  it("'seed', the former name of immediate, is accepted and stored as immediate, also from a stored session", () => {
+    expect(actions({ escalation: 'seed' }, 6)).toEqual(actions({ escalation: 'immediate' }, 6))
+    const s = new GoalSession({ goal: GOAL, config: { escalation: 'seed' } }, { clock })
+    expect(s.config.escalation).toBe('immediate')
+    const json = s.toJSON()
+    ;(json.config as { escalation: string }).escalation = 'seed'
+    expect(GoalSession.fromJSON(json, { clock }).config.escalation).toBe('immediate')
+  })
+
+  it('a session stored without the new fields keeps the immediate table and keyword alignment when loaded', () => {
+    const s = new GoalSession({ goal: GOAL, config: { escalation: 'immediate', alignment: 'keywords' } }, { clock })
     const json = s.toJSON()
     delete json.config.escalation
     delete json.config.alignment
@@ -52,10 +61,10 @@ describe('graduated escalation', () => {
 
   it('sustained drift: replan, never abort unless the session asks (drift_abort), then after DRIFT_GRACE_STEPS more steps still critical', () => {
     const off = Array.from({ length: 10 }, (_, i) => `watch football highlights part ${i}`)
-    const seed = new GoalSession({ goal: GOAL, config: { escalation: 'seed', alignment: 'keywords' } }, { clock })
+    const immediate = new GoalSession({ goal: GOAL, config: { escalation: 'immediate', alignment: 'keywords' } }, { clock })
     const grad = new GoalSession({ goal: GOAL, config: { escalation: 'graduated', drift_abort: true } }, { clock })
     const plain = new GoalSession({ goal: GOAL }, { clock })
-    const a = off.map((d) => seed.step(d).verification.recommended_action)
+    const a = off.map((d) => immediate.step(d).verification.recommended_action)
     const b = off.map((d) => grad.step(d).verification.recommended_action)
     const c = off.map((d) => plain.step(d).verification.recommended_action)
     const firstReplan = a.indexOf('replan')
@@ -64,7 +73,7 @@ describe('graduated escalation', () => {
     expect(b.indexOf('abort')).toBe(firstReplan + DRIFT_GRACE_STEPS)
     expect(c.indexOf('replan')).toBe(firstReplan)
     expect(c).not.toContain('abort')
-    // Before drift builds up, the seed's "abort when alignment < 0.3" is an adjust.
+    // Before drift builds up, the immediate table's "abort when alignment < 0.3" is an adjust.
     expect(a.slice(0, firstReplan)).not.toContain('abort')
   })
 
@@ -112,7 +121,7 @@ describe('budget and runaway', () => {
     expect(s2.some(Boolean)).toBe(false)
   })
 
-  it('runaway answers adjust in graduated mode and leaves the seed action alone by default', () => {
+  it('runaway answers adjust in graduated mode and leaves the immediate action alone by default', () => {
     const stepsOf = (config: Record<string, unknown>) => {
       const s = new GoalSession({ goal: GOAL, plan: ['search flights', 'book the flight'], config }, { clock })
       const out = []

@@ -11,7 +11,7 @@ function fixedClock() {
   return { clock: () => now, advance: (ms: number) => (now += ms) }
 }
 
-describe('GoalDNA fingerprint and similarity (seed 003)', () => {
+describe('GoalDNA fingerprint and similarity', () => {
   it('exposes the goal, its content tokens and (lazily) its trigrams', () => {
     const dna = new GoalDNA(GOAL)
     expect(dna.goalText).toBe(GOAL)
@@ -21,7 +21,7 @@ describe('GoalDNA fingerprint and similarity (seed 003)', () => {
     expect(dna.trigrams.size).toBe(GOAL.length - 2) // every 3-character window of this goal is distinct
   })
 
-  it('scores a related action above an unrelated one (the seed example)', () => {
+  it('scores a related action above an unrelated one (the reference example)', () => {
     const dna = new GoalDNA(GOAL)
     const related = dna.similarity('Creating database migration for users')
     const unrelated = dna.similarity('Researching quantum computing papers')
@@ -35,7 +35,7 @@ describe('GoalDNA fingerprint and similarity (seed 003)', () => {
     expect(new GoalDNA('').similarity('anything at all')).toBe(0.5)
   })
 
-  it('defaults to the seed parameters and validates options', () => {
+  it('defaults to its documented parameters and validates options', () => {
     const dna = new GoalDNA(GOAL)
     expect(dna.driftThreshold).toBe(0.15)
     expect(dna.consecutiveLimit).toBe(3)

@@ -26,8 +26,8 @@ const p = (current_step: number, total_steps: number, progress_pct: number, extr
   ...extra,
 })
 
-describe('GoalReminderInjector (seed 000)', () => {
-  it('has the seed defaults and modes by turn', () => {
+describe('GoalReminderInjector', () => {
+  it('has its defaults and modes by turn', () => {
     const inj = new GoalReminderInjector()
     expect(inj.options).toEqual({
       full_cutoff: 5,

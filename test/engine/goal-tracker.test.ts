@@ -21,7 +21,7 @@ function tracker(plan: string[] = PLAN) {
   return { t, ...c }
 }
 
-describe('the seed example (seed 002)', () => {
+describe('the reference example', () => {
   it('verifies an on-goal step: aligned, progress 1/3, continue', async () => {
     const { t } = tracker()
     const v = await t.verifyStep('Creating database migration', 'Created users table with id, email, name columns')
@@ -278,7 +278,7 @@ describe('sync and async agree; summary; serialization', () => {
     )
   })
 
-  it('summarizes every field the seed lists', () => {
+  it('summarizes every field of the summary', () => {
     const { t, advance } = tracker()
     t.verifyStepSync('Design the user schema', 'tables')
     t.verifyStepSync(OFF[0]!, '')

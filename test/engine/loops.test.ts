@@ -16,12 +16,12 @@ function run(config: Record<string, unknown>, steps: Step[]) {
 const firstLoop = (results: ReturnType<typeof run>, kind: string) => results.findIndex((r) => r.verification.loop?.kind === kind)
 
 const ALL = { loop_kinds: ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call'] }
-/** The seed's answers: its action table and keyword alignment. */
-const SEED = { escalation: 'seed', alignment: 'keywords' } as const
+/** The answers of a session stored without the detection fields: the immediate table and keyword alignment. */
+const IMMEDIATE = { escalation: 'immediate', alignment: 'keywords' } as const
 
 describe('loop kinds', () => {
-  it('repeat: the seed rule, the same step state the 3rd time, with the steps involved', () => {
-    const r = run(SEED, [{ d: 'search flights', o: 'none' }, { d: 'think' }, { d: 'search flights', o: 'none' }, { d: 'search flights', o: 'none' }])
+  it("repeat: GoalTracker's rule, the same step state the 3rd time, with the steps involved", () => {
+    const r = run(IMMEDIATE, [{ d: 'search flights', o: 'none' }, { d: 'think' }, { d: 'search flights', o: 'none' }, { d: 'search flights', o: 'none' }])
     expect(firstLoop(r, 'repeat')).toBe(3)
     expect(r[3]!.verification.loop).toMatchObject({ kind: 'repeat', steps: [1, 3, 4], count: 3 })
     expect(r[3]!.verification.recommended_action).toBe('replan')
@@ -160,9 +160,9 @@ describe('loop kinds', () => {
     expect(r.every((x) => !x.state.loop_detected && x.verification.loop === undefined)).toBe(true)
   })
 
-  it("text-only steps get the seed's answers with the seed's table and keyword alignment (no new field but the loop named)", () => {
+  it("text-only steps get the tracker's answers with the immediate table and keyword alignment (no new field but the loop named)", () => {
     const texts = ['design the booking flow', 'browse cat pictures', 'browse cat pictures', 'browse cat pictures', 'book flight']
-    const plain = new GoalSession({ goal: GOAL, config: SEED }, { clock })
+    const plain = new GoalSession({ goal: GOAL, config: IMMEDIATE }, { clock })
     const results = texts.map((d) => plain.step(d))
     expect(results.map((r) => r.verification.recommended_action)).toEqual(['continue', 'adjust', 'adjust', 'replan', 'replan'])
     expect(results.map((r) => Object.keys(r.verification).sort().join())).toEqual([

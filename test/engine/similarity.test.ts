@@ -145,7 +145,7 @@ describe('the low-evidence lift', () => {
 })
 
 describe('createScorer modes', () => {
-  it('keeps lexical exactly the seed formula', () => {
+  it('keeps lexical exactly its formula', () => {
     const scorer = createScorer('deploy the payment service', 'lexical')
     expect(scorer.similarity('deploy the payment service')).toBe(1)
     expect(scorer.similarity('')).toBe(0.5)

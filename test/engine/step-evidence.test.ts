@@ -54,7 +54,7 @@ describe('reading a coding step for evidence', () => {
     expect(ok.verification.aligned).toBe(true)
     expect(ok.state.current_step).toBe(1)
     expect(ok.state.stall_turns).toBe(0)
-    // The seed's keyword alignment still counts the one word.
+    // Keyword alignment still counts the one word.
     const seed = new GoalSession({ goal: 'Add rate limiting to the public search API', plan: ['check the 429 responses'], config: { alignment: 'keywords' } }, { clock })
     expect(seed.step('check slack for messages about lunch').verification.aligned).toBe(true)
   })

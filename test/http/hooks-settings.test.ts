@@ -46,7 +46,8 @@ describe('hook settings and secrets', () => {
     await send(t, a, { ...base('s-1'), hook_event_name: 'UserPromptSubmit', prompt: 'Upgrade the parser to version 3' })
     expect((await hookSession(t, a, 's-1')).session.config).toMatchObject({ escalation: 'graduated', skip_unchanged: true, budget: { cost_usd: 5 }, loop_exempt_tools: ['Task'] })
     await send(t, a, { ...base('s-2'), hook_event_name: 'UserPromptSubmit', prompt: 'Upgrade the parser to version 3' }, '?escalation=seed&budget_tokens=5000&loop_exempt_tools=Bash,%20Read')
-    expect((await hookSession(t, a, 's-2')).session.config).toMatchObject({ escalation: 'seed', budget: { cost_usd: 5, tokens: 5000 }, loop_exempt_tools: ['Bash', 'Read'] })
+    // `seed`, the former name of `immediate`, is still accepted.
+    expect((await hookSession(t, a, 's-2')).session.config).toMatchObject({ escalation: 'immediate', budget: { cost_usd: 5, tokens: 5000 }, loop_exempt_tools: ['Bash', 'Read'] })
 
     const badQuery = await t.app.inject({ method: 'POST', url: '/v1/hooks/claude-code?max_stop_blocks=99', headers: a.headers, payload: { ...base('s-3'), hook_event_name: 'Stop' } })
     expect(badQuery.statusCode).toBe(400)

@@ -70,6 +70,7 @@ it('the examples run as is, in order, with sensible results', async () => {
   await run('PUT /v1/sessions/{id}/context', { id }, headers)
   const reminder = await run('GET /v1/sessions/{id}/reminder', { id }, headers)
   expect(reminder.text).toContain('100 requests per minute')
+  expect((await run('POST /v1/sessions/{id}/reminder', { id }, headers)).text).toBe(reminder.text)
   expect((await run('GET /v1/sessions/{id}/recitation', { id }, headers)).should_inject).toBe(true)
   const recited = await run('POST /v1/sessions/{id}/recitation', { id }, headers)
   expect(recited.injected).toBe(true)

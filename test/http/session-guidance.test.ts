@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest'
+import type { KeyedLock } from '../../src/sessions/write-lock.js'
 import { buildTestApp, subscribeToEvents } from '../helpers.js'
 import { createSession, dumpTables, GOAL, postStep, RUN } from './sessions-fixtures.js'
 
@@ -34,17 +35,51 @@ it('pitfalls and tried approaches (duplicates ignored) feed the reminder; a new 
   const live = (await t.app.inject({ method: 'GET', url: `${url}/reminder?turn=2`, headers: a.headers })).json()
   expect(live.includes_drift_warning).toBe(true)
 
-  const summary = (await t.app.inject({ method: 'GET', url: `${url}/summary`, headers: a.headers })).json()
-  expect(summary.reminders).toEqual({ total_reminders: 4, pitfalls_count: 1, tried_approaches_count: 1, history_size: 4 })
+  // The GETs recorded nothing; the POST builds the same reminder and records it.
+  const read = async () => (await t.app.inject({ method: 'GET', url: `${url}/summary`, headers: a.headers })).json().reminders
+  expect(await read()).toEqual({ total_reminders: 0, pitfalls_count: 1, tried_approaches_count: 1, history_size: 0 })
+  const recorded = await t.app.inject({ method: 'POST', url: `${url}/reminder`, headers: a.headers, payload: { turn: 2 } })
+  expect(recorded.statusCode).toBe(200)
+  expect(recorded.json().text).toBe(live.text)
+  expect(await read()).toEqual({ total_reminders: 1, pitfalls_count: 1, tried_approaches_count: 1, history_size: 1 })
+  expect((await t.app.inject({ method: 'POST', url: `${url}/reminder`, headers: a.headers, payload: { turn: '2' } })).statusCode).toBe(400)
 
   const goal = await t.app.inject({ method: 'PUT', url: `${url}/goal`, headers: a.headers, payload: { goal: 'Write the quarterly sales report' } })
   expect(goal.statusCode).toBe(200)
   expect(goal.json()).toMatchObject({ goal: 'Write the quarterly sales report', state: { original_goal: 'Write the quarterly sales report', drift_score: 0 } })
   const after = (await t.app.inject({ method: 'GET', url: `${url}/summary`, headers: a.headers })).json()
-  expect(after.reminders).toEqual({ total_reminders: 4, pitfalls_count: 0, tried_approaches_count: 0, history_size: 0 })
+  expect(after.reminders).toEqual({ total_reminders: 1, pitfalls_count: 0, tried_approaches_count: 0, history_size: 0 })
   expect(after.dna.total_checks).toBe(0)
   const check = (await t.app.inject({ method: 'POST', url: `${url}/drift-checks`, headers: a.headers, payload: { action: 'draft the quarterly sales report tables' } })).json()
   expect(check.severity).toBe('none')
+})
+
+it('GET …/reminder records nothing: no row, no version, no write lock; the POST records', async () => {
+  const t = await buildTestApp()
+  const a = await t.createAgent()
+  const id = await createSession(t, a)
+  const url = `/v1/sessions/${id}`
+  for (const d of RUN.slice(0, 2)) await postStep(t, a, id, d)
+  const before = await dumpTables(t)
+  const get = () => t.app.inject({ method: 'GET', url: `${url}/reminder?turn=3`, headers: a.headers })
+  // A write holding the session's lock does not hold up the GET.
+  const release = await (t.app.services.sessions.store as unknown as { writing: KeyedLock }).writing.acquire(id)
+  const held = await Promise.race([get(), new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 2000))])
+  release()
+  expect(held === 'waited' ? held : held.statusCode).toBe(200)
+  expect((await get()).statusCode).toBe(200)
+  expect(await dumpTables(t)).toEqual(before)
+  const summary = async () => (await t.app.inject({ method: 'GET', url: `${url}/summary`, headers: a.headers })).json().reminders
+  expect(await summary()).toMatchObject({ total_reminders: 0, history_size: 0 })
+
+  expect((await t.app.inject({ method: 'POST', url: `${url}/reminder`, headers: a.headers, payload: { turn: 3 } })).statusCode).toBe(200)
+  expect(await summary()).toMatchObject({ total_reminders: 1, history_size: 1 })
+  expect(await dumpTables(t)).not.toEqual(before)
+
+  // A read: an archived session still answers it, while the POST, a write, is refused.
+  await t.app.inject({ method: 'PATCH', url, headers: a.headers, payload: { status: 'archived' } })
+  expect((await get()).statusCode).toBe(200)
+  expect((await t.app.inject({ method: 'POST', url: `${url}/reminder`, headers: a.headers, payload: { turn: 3 } })).statusCode).toBe(409)
 })
 
 it('drift checks record events; trend and events list reflect them', async () => {

@@ -47,6 +47,7 @@ export const SESSION_ROUTES: { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELET
   { method: 'POST', url: '/v1/sessions/{id}/pitfalls', payload: { text: 'do not skip tests' } },
   { method: 'POST', url: '/v1/sessions/{id}/tried-approaches', payload: { text: 'sessions in cookies' } },
   { method: 'GET', url: '/v1/sessions/{id}/reminder?turn=1' },
+  { method: 'POST', url: '/v1/sessions/{id}/reminder', payload: { turn: 1 } },
   { method: 'PUT', url: '/v1/sessions/{id}/context', payload: { memories: ['uses postgres'] } },
   { method: 'GET', url: '/v1/sessions/{id}/recitation?iteration=1' },
   { method: 'GET', url: '/v1/sessions/{id}/next-turn' },

@@ -3,7 +3,7 @@ import { buildTestApp, subscribeToEvents } from '../helpers.js'
 import { createSession, dumpTables, GOAL, PLAN, postStep, RUN, SESSION_ROUTES } from './sessions-fixtures.js'
 
 describe('sessions lifecycle', () => {
-  it('creates a session with seed defaults and returns it from get and list', async () => {
+  it('creates a session with the default config and returns it from get and list', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
     const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, plan: PLAN, metadata: { team: 'x' } } })
@@ -89,6 +89,8 @@ describe('sessions lifecycle', () => {
     expect((await postStep(t, a, id, RUN[0]!)).statusCode).toBe(201)
     const arch = await t.app.inject({ method: 'PATCH', url: `/v1/sessions/${id}`, headers: a.headers, payload: { status: 'archived' } })
     expect(arch.json().status).toBe('archived')
+    // A read of the archived session first: the write after it must not go through a cached copy.
+    expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/recitation?iteration=1`, headers: a.headers })).statusCode).toBe(200)
     const step = await postStep(t, a, id, RUN[1]!)
     expect(step.statusCode).toBe(409)
     // Final until unarchived: no Retry-After invites a client to send it again.
@@ -103,6 +105,22 @@ describe('sessions lifecycle', () => {
     expect(del.statusCode).toBe(204)
     expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}`, headers: a.headers })).statusCode).toBe(404)
     expect((await t.db.get('SELECT count(*) AS n FROM steps'))).toEqual({ n: 0 })
+  })
+
+  it("config.escalation 'seed', the former name of 'immediate', is accepted and read as 'immediate', also from a stored row", async () => {
+    const t = await buildTestApp()
+    const a = await t.createAgent()
+    const res = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, config: { escalation: 'seed' } } })
+    expect(res.statusCode).toBe(201)
+    expect(res.json().config.escalation).toBe('immediate')
+    const id = res.json().id as string
+    const row = await t.db.get<{ config: string }>('SELECT config FROM sessions WHERE id = ?', [id])
+    expect(JSON.parse(row!.config).escalation).toBe('immediate')
+    // A row written before the rename.
+    await t.db.run('UPDATE sessions SET config = ? WHERE id = ?', [row!.config.replace('"immediate"', '"seed"'), id])
+    expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}`, headers: a.headers })).json().config.escalation).toBe('immediate')
+    const bad = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, config: { escalation: 'gentle' } } })
+    expect(bad.statusCode).toBe(400)
   })
 
   it('honours Idempotency-Key on create', async () => {

@@ -9,7 +9,7 @@ export async function crashScript(svc: SessionsService): Promise<string> {
   for (let i = 0; i < 45; i++) {
     await svc.step('agt_1', id, { description: steps[i % steps.length]!, output: `ok ${i}` })
     if (i % 5 === 0) await svc.driftCheck('agt_1', id, steps[(i + 1) % steps.length]!)
-    if (i % 7 === 0) await svc.reminder('agt_1', id, i + 1, {})
+    if (i % 7 === 0) await svc.recordReminder('agt_1', id, i + 1, {})
   }
   return id
 }

@@ -390,10 +390,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state. */
+        /** Build a goal reminder for turn N (full / compact / ultra_compact); progress and drift default to the live state. Read-only: nothing is recorded, and it does not count toward `total_reminders`. */
         get: operations["getGoalReminder"];
         put?: never;
-        post?: never;
+        /** Build the goal reminder for turn N, as the GET does, and record it as shown to the agent: it joins the reminder history, counts toward `total_reminders`, and is the last one injected for `skip_unchanged`. */
+        post: operations["recordGoalReminder"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1276,7 +1277,7 @@ export interface operations {
                             status: "active" | "archived";
                             /** SessionConfig */
                             config: {
-                                /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                                /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                                 similarity: "lexical" | "enhanced" | "embeddings";
                                 drift_threshold: number;
                                 consecutive_limit: number;
@@ -1306,7 +1307,7 @@ export interface operations {
                                 };
                                 loop_exempt_tools?: string[];
                                 /** @enum {string} */
-                                escalation?: "seed" | "graduated";
+                                escalation?: "immediate" | "graduated";
                                 /** @enum {string} */
                                 alignment?: "keywords" | "evidence";
                                 drift_abort?: boolean;
@@ -1410,7 +1411,7 @@ export interface operations {
                     plan?: string[];
                     /** SessionConfigInput */
                     config?: {
-                        /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                        /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                         similarity?: "lexical" | "enhanced" | "embeddings";
                         /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                         drift_threshold?: number;
@@ -1454,12 +1455,12 @@ export interface operations {
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                          * @enum {string}
                          */
-                        escalation?: "seed" | "graduated";
+                        escalation?: "immediate" | "graduated" | "seed";
                         /**
-                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                          * @enum {string}
                          */
                         alignment?: "keywords" | "evidence";
@@ -1518,7 +1519,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -1548,7 +1549,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -1658,7 +1659,7 @@ export interface operations {
                                 status: "active" | "archived";
                                 /** SessionConfig */
                                 config: {
-                                    /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                                    /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                                     similarity: "lexical" | "enhanced" | "embeddings";
                                     drift_threshold: number;
                                     consecutive_limit: number;
@@ -1688,7 +1689,7 @@ export interface operations {
                                     };
                                     loop_exempt_tools?: string[];
                                     /** @enum {string} */
-                                    escalation?: "seed" | "graduated";
+                                    escalation?: "immediate" | "graduated";
                                     /** @enum {string} */
                                     alignment?: "keywords" | "evidence";
                                     drift_abort?: boolean;
@@ -1798,7 +1799,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -1828,7 +1829,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -1986,7 +1987,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -2016,7 +2017,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -2128,7 +2129,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -2158,7 +2159,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -2275,7 +2276,7 @@ export interface operations {
                         status: "active" | "archived";
                         /** SessionConfig */
                         config: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity: "lexical" | "enhanced" | "embeddings";
                             drift_threshold: number;
                             consecutive_limit: number;
@@ -2305,7 +2306,7 @@ export interface operations {
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated";
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
@@ -2557,7 +2558,7 @@ export interface operations {
                                  */
                                 loop?: {
                                     /**
-                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
+                                     * @description repeat: the same step and result (the same words in the description, the tool call and the output's first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
                                      * @enum {string}
                                      */
                                     kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit";
@@ -2763,7 +2764,7 @@ export interface operations {
                              */
                             loop?: {
                                 /**
-                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
+                                 * @description repeat: the same step and result (the same words in the description, the tool call and the output's first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
                                  * @enum {string}
                                  */
                                 kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit";
@@ -3346,6 +3347,78 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        text: string;
+                        mode: "full" | "compact" | "ultra_compact";
+                        token_estimate: number;
+                        turn_number: number;
+                        includes_drift_warning: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:00:00.000Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recordGoalReminder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ses_0mhx3k2c8Yy6a4pQ1rT9sWb2 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "turn": 5
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The agent's current turn number.
+                     * @example 5
+                     */
+                    turn: number;
+                    /** @description Overrides the live drift score. */
+                    drift_score?: number;
+                    is_drift_active?: boolean;
+                    summary?: string;
+                    current_sub_goal?: string;
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -4835,7 +4908,7 @@ export interface operations {
                         injection_budget_tokens: number;
                         /** SessionConfigInput */
                         session_defaults: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity?: "lexical" | "enhanced" | "embeddings";
                             /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                             drift_threshold?: number;
@@ -4879,12 +4952,12 @@ export interface operations {
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                              * @enum {string}
                              */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated" | "seed";
                             /**
-                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                              * @enum {string}
                              */
                             alignment?: "keywords" | "evidence";
@@ -4985,7 +5058,7 @@ export interface operations {
                     injection_budget_tokens?: number;
                     /** SessionConfigInput */
                     session_defaults?: {
-                        /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                        /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                         similarity?: "lexical" | "enhanced" | "embeddings";
                         /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                         drift_threshold?: number;
@@ -5029,12 +5102,12 @@ export interface operations {
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
                         /**
-                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                         * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                          * @enum {string}
                          */
-                        escalation?: "seed" | "graduated";
+                        escalation?: "immediate" | "graduated" | "seed";
                         /**
-                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                         * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                          * @enum {string}
                          */
                         alignment?: "keywords" | "evidence";
@@ -5101,7 +5174,7 @@ export interface operations {
                         injection_budget_tokens: number;
                         /** SessionConfigInput */
                         session_defaults: {
-                            /** @description Drift similarity: the seed's lexical fingerprint (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
+                            /** @description Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; a check whose provider call fails uses `enhanced`). */
                             similarity?: "lexical" | "enhanced" | "embeddings";
                             /** @description Similarity below this is drift (default 0.15 for lexical, 0.115 for enhanced, 0.25 for embeddings). */
                             drift_threshold?: number;
@@ -5145,12 +5218,12 @@ export interface operations {
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
                             /**
-                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. seed: the seed's action table.
+                             * @description graduated (what a new session gets): a loop answers adjust, then replan twice, then abort while it continues; drift answers replan at most (unless drift_abort); abort is kept for problems that outlast a replan and a spent budget. immediate (a session stored without the field): every step answers from one table at once: a loop or drift >= 0.6 or a 5-turn stall replans, drift >= 0.3 adjusts, alignment < 0.3 aborts, < 0.5 adjusts. seed: the former name of immediate, still accepted (deprecated), stored as immediate.
                              * @enum {string}
                              */
-                            escalation?: "seed" | "graduated";
+                            escalation?: "immediate" | "graduated" | "seed";
                             /**
-                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords: the seed's keyword overlap.
+                             * @description evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.
                              * @enum {string}
                              */
                             alignment?: "keywords" | "evidence";
@@ -5889,7 +5962,8 @@ export interface operations {
     sendClaudeCodeHook: {
         parameters: {
             query?: {
-                escalation?: "seed" | "graduated";
+                /** @description seed: the former name of immediate (deprecated). */
+                escalation?: "immediate" | "graduated" | "seed";
                 similarity?: "lexical" | "enhanced" | "embeddings";
                 /** @description The session's token budget. */
                 budget_tokens?: number;
@@ -5973,7 +6047,8 @@ export interface operations {
     sendCodexHook: {
         parameters: {
             query?: {
-                escalation?: "seed" | "graduated";
+                /** @description seed: the former name of immediate (deprecated). */
+                escalation?: "immediate" | "graduated" | "seed";
                 similarity?: "lexical" | "enhanced" | "embeddings";
                 /** @description The session's token budget. */
                 budget_tokens?: number;
@@ -6057,7 +6132,8 @@ export interface operations {
     sendGeminiCliHook: {
         parameters: {
             query?: {
-                escalation?: "seed" | "graduated";
+                /** @description seed: the former name of immediate (deprecated). */
+                escalation?: "immediate" | "graduated" | "seed";
                 similarity?: "lexical" | "enhanced" | "embeddings";
                 /** @description The session's token budget. */
                 budget_tokens?: number;

@@ -97,9 +97,14 @@ export class Sessions {
     return unwrap(this.api.POST('/v1/sessions/{id}/tried-approaches', { ...path(id), body: { text } }))
   }
 
-  /** The goal reminder to put before the next model call (`turn` is the agent's turn number). */
+  /** The goal reminder for turn `turn`, read-only: nothing recorded (`recordReminder` records it as shown). */
   reminder(id: string, query: Query<'getGoalReminder'>): Promise<ResponseBody<'getGoalReminder'>> {
     return unwrap(this.api.GET('/v1/sessions/{id}/reminder', { params: { path: { id }, query } }))
+  }
+
+  /** The goal reminder to put before the next model call, recorded as shown (it counts toward `total_reminders`). */
+  recordReminder(id: string, body: RequestBody<'recordGoalReminder'>): Promise<ResponseBody<'recordGoalReminder'>> {
+    return unwrap(this.api.POST('/v1/sessions/{id}/reminder', { ...path(id), body }))
   }
 
   setContext(id: string, body: RequestBody<'setRecitationContext'>): Promise<ResponseBody<'setRecitationContext'>> {

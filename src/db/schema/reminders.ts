@@ -67,7 +67,7 @@ export const reminders = sqliteTable(
   ],
 )
 
-/** Per-agent settings; a missing row means all defaults (API.md: UTC, no quiet hours, 100, 1500). */
+/** Per-agent settings; a missing row means all defaults (UTC, no quiet hours, 100 reminders, 1500 tokens). */
 export const agentSettings = sqliteTable('agent_settings', {
   agentId: text('agent_id')
     .primaryKey()
