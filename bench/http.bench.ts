@@ -51,15 +51,18 @@ interface Column {
   /** The baseline column this one is compared with (none for a baseline). */
   baseline?: Column
   request: (i: number) => OpenLoopRequest
+  /** Sessions the column's requests go round (0 for a baseline). */
+  sessions: number
   results: Map<number, OpenLoopResult & { cpuPerRequest: number }>
   overloaded: boolean
 }
 
-const column = (name: string, server: ChildServer, request: (i: number) => OpenLoopRequest, baseline?: Column): Column => ({
+const column = (name: string, server: ChildServer, request: (i: number) => OpenLoopRequest, sessions = 0, baseline?: Column): Column => ({
   name,
   server,
   ...(baseline && { baseline }),
   request,
+  sessions,
   results: new Map(),
   overloaded: false,
 })
@@ -84,21 +87,21 @@ async function main(): Promise<void> {
     let from = 0
     for (const s of SESSIONS) {
       const ids = fixture.sessionIds.slice(from, (from += s))
-      columns.push(column(`steps, ${s} session${s === 1 ? '' : 's'}`, goalkeeper, (i) => post(`/v1/sessions/${ids[i % s]}/steps`, { description: text(), output: `ok ${i}` }, auth), basePost))
+      columns.push(column(`steps, ${s} session${s === 1 ? '' : 's'}`, goalkeeper, (i) => post(`/v1/sessions/${ids[i % s]}/steps`, { description: text(), output: `ok ${i}` }, auth), s, basePost))
     }
     const hundred = fixture.sessionIds.slice(from)
     if (hasFlag('drift')) {
       const action = stepTextSource(2)
-      columns.push(column('drift checks, 100 sessions', goalkeeper, (i) => post(`/v1/sessions/${hundred[i % 100]}/drift-checks`, { action: action() }, auth), basePost))
+      columns.push(column('drift checks, 100 sessions', goalkeeper, (i) => post(`/v1/sessions/${hundred[i % 100]}/drift-checks`, { action: action() }, auth), 100, basePost))
     }
     if (hasFlag('reminder')) {
       const baseGet = column('baseline GET', baseline, () => ({ method: 'GET', path: '/ping' }))
       // Turns 1..30 cover the full, compact and ultra-compact modes.
-      columns.push(baseGet, column('reminder GET, 100 sessions', goalkeeper, (i) => ({ method: 'GET', path: `/v1/sessions/${hundred[i % 100]}/reminder?turn=${(Math.floor(i / 100) % 30) + 1}`, headers: auth }), baseGet))
+      columns.push(baseGet, column('reminder GET, 100 sessions', goalkeeper, (i) => ({ method: 'GET', path: `/v1/sessions/${hundred[i % 100]}/reminder?turn=${(Math.floor(i / 100) % 30) + 1}`, headers: auth }), 100, baseGet))
     }
 
-    // JIT and caches warm before the first measured rate.
-    for (const c of columns) await openLoop({ baseUrl: c.server.baseUrl, rate: RATES[0]!, seconds: 2, request: c.request })
+    // JIT and caches warm before the first measured rate: 2 s, and every session stepped once.
+    for (const c of columns) await openLoop({ baseUrl: c.server.baseUrl, rate: RATES[0]!, seconds: Math.max(2, (1.2 * c.sessions) / RATES[0]!), request: c.request })
     let failed = false
     for (const rate of RATES) {
       if (columns.every((c) => c.overloaded)) break
