@@ -388,5 +388,4 @@ export class GoalSession {
   static fromJSON(json: GoalSessionJSON, options: GoalSessionOptions = {}): GoalSession {
     return new GoalSession({ goal: json.goal, config: json.config }, options, json)
   }
-
 }
