@@ -12,12 +12,10 @@ it(`a fleet of ${FLEET} sessions stepped round-robin stays cached: after each on
   const handle = await openTestDatabase()
   await insertAgent(handle)
   const service = new SessionsService({ db: handle.db, clock: () => Date.UTC(2026, 10, 27, 9), metrics: createMetrics() })
-  const ids: string[] = []
-  for (let i = 0; i < FLEET; i++) ids.push((await service.create('agt_1', { goal: `Ship feature ${i} with tests` })).id)
+  // Sessions of their own, so their writes run side by side (they batch and share connections).
+  const ids = await Promise.all(Array.from({ length: FLEET }, async (_, i) => (await service.create('agt_1', { goal: `Ship feature ${i} with tests` })).id))
   const load = vi.spyOn(service.store, 'load')
-  const round = async (n: number) => {
-    for (const id of ids) await service.step('agt_1', id, { description: `write tests for feature ${n}` })
-  }
+  const round = (n: number) => Promise.all(ids.map((id) => service.step('agt_1', id, { description: `write tests for feature ${n}` })))
   await round(1)
   expect(load).toHaveBeenCalledTimes(FLEET)
   load.mockClear()
