@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# Build stage: better-sqlite3 compiles from source, so it needs python3, make and g++.
-FROM node:20-bookworm-slim AS build
+# Build stage: better-sqlite3 12 (Node.js 20's driver, installed on every line) compiles from source
+# where its prebuilt binary cannot be fetched, so it needs python3, make and g++. Node.js 24 loads 13.
+FROM node:24-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
@@ -15,7 +16,7 @@ COPY ui ./ui
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: no compiler, non-root, data on a volume.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

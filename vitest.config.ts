@@ -8,6 +8,8 @@ const conditions = ['goalkeeper-source', 'module', 'node', 'development|producti
 // backend). Without PostgreSQL server binaries the second run is left out (global-setup.ts says
 // how to enable it; under CI=true it fails instead).
 const BOTH_BACKENDS = ['test/{http,sessions,reminders,webhooks,idempotency,mcp}/**/*.test.ts']
+// PostgreSQL's own faults (test/faults): its project only.
+const POSTGRES_ONLY = ['test/faults/pg-*.test.ts']
 const postgres = findPgBin() !== undefined || process.env.CI === 'true'
 
 export default defineConfig({
@@ -27,8 +29,10 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       // `include` per project: an inherited one would be added to the project's own.
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      ...(postgres ? [{ extends: true as const, test: { name: 'postgres', include: BOTH_BACKENDS, env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }] : []),
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_ONLY } },
+      ...(postgres
+        ? [{ extends: true as const, test: { name: 'postgres', include: [...BOTH_BACKENDS, ...POSTGRES_ONLY], env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }]
+        : []),
     ],
   },
 })

@@ -5,9 +5,9 @@
  * prepared SQLite one (the same pragmas as src/db/client.ts: WAL, synchronous=NORMAL), or with
  * BASELINE_PG_URL a `pg` INSERT on a pool of goalkeeper's size. Env: PORT, BASELINE_DB, BASELINE_PG_URL.
  */
-import Database from 'better-sqlite3'
 import Fastify from 'fastify'
 import pg from 'pg'
+import { Sqlite } from '../src/db/sqlite-driver.js'
 
 const port = Number(process.env.PORT ?? 0)
 const pgUrl = process.env.BASELINE_PG_URL
@@ -22,7 +22,7 @@ async function openStore(): Promise<{ insert(body: string, at: string): Promise<
       close: () => pool.end(),
     }
   }
-  const db = new Database(process.env.BASELINE_DB ?? ':memory:', { timeout: 5000 })
+  const db = new Sqlite(process.env.BASELINE_DB ?? ':memory:', { timeout: 5000 })
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')

@@ -30,6 +30,10 @@ export interface Run {
   goal: string
   ending: Ending
   steps: RunStep[]
+  /** The run's cost as its harness reported it (dollars; null: none reported). */
+  cost: number | null
+  /** The cost cap the run's harness had, where the data shows one (below), else null. */
+  cap: number | null
 }
 
 export interface RunFile {
@@ -51,7 +55,8 @@ interface TauEpisode {
 interface CodingRun {
   id: string
   goal: string
-  outcome: { exit_status: string | null; budget_exhausted?: boolean }
+  model: string
+  outcome: { exit_status: string | null; budget_exhausted?: boolean; cost?: number | null }
   steps: { tool: RunStep['tool']; description: string | null; output: string | null; error: boolean }[]
 }
 
@@ -74,6 +79,22 @@ function codingStep(s: CodingRun['steps'][number]): RunStep {
 }
 
 /**
+ * The cost cap of each model's runs, where some ran out of it (`exit_cost`): the least such run's
+ * cost, down to a half dollar (SWE-agent's runs that ran out ended between $3.00 and $3.61, its
+ * GPT-4o runs between $1.50 and $1.68: caps of $3 and $1.5). A harness stops a run once it has
+ * spent its cap, so that run's cost is at or just above it.
+ */
+function costCaps(runs: CodingRun[]): Map<string, number> {
+  const caps = new Map<string, number>()
+  for (const r of runs) {
+    const cost = r.outcome.cost
+    if (!(r.outcome.exit_status ?? '').includes('exit_cost') || typeof cost !== 'number') continue
+    caps.set(r.model, Math.min(caps.get(r.model) ?? Infinity, Math.floor(cost * 2) / 2))
+  }
+  return caps
+}
+
+/**
  * Every data file found, τ-bench first; `sample` keeps the first N runs of each file (the files'
  * own order, fixed), or all when undefined.
  */
@@ -84,15 +105,19 @@ export function loadRunFiles(sample?: number): RunFile[] {
     const episodes = jsonLines<TauEpisode>(TAU_FILE)
     files.push({
       name: 'tau-bench-airline',
-      runs: cut(episodes).map((e) => ({ id: e.id, goal: e.goal, ending: e.reward === 1 ? 'well' : 'other', steps: e.steps })),
+      runs: cut(episodes).map((e) => ({ id: e.id, goal: e.goal, ending: e.reward === 1 ? 'well' : 'other', steps: e.steps, cost: null, cap: null })),
     })
   }
   if (existsSync(CODING_DIR)) {
     for (const f of readdirSync(CODING_DIR).filter((n) => n.endsWith('.jsonl')).sort()) {
       const runs = jsonLines<CodingRun>(join(CODING_DIR, f))
+      const caps = costCaps(runs)
       files.push({
         name: f.replace(/\.jsonl$/, ''),
-        runs: cut(runs).map((r) => ({ id: r.id, goal: r.goal, ending: codingEnding(r.outcome), steps: r.steps.map(codingStep) })),
+        runs: cut(runs).map((r) => ({
+          id: r.id, goal: r.goal, ending: codingEnding(r.outcome), steps: r.steps.map(codingStep),
+          cost: r.outcome.cost ?? null, cap: caps.get(r.model) ?? null,
+        })),
       })
     }
   }

@@ -16,11 +16,16 @@ export interface Setting {
   fields: boolean
   /** As a coding agent's hook would: the description is the call itself (a hook does not see the model's text). */
   calls?: boolean
+  /**
+   * Each step reports its share of the run's reported cost (`cost_usd`), and the session has the
+   * run's cost cap as its budget where the data shows one (detection-data.ts).
+   */
+  cost?: boolean
   config: Record<string, unknown>
 }
 
 interface Verdict {
-  verification: { recommended_action: string; loop?: { kind: string; steps: number[] }; spend?: { runaway: boolean } }
+  verification: { recommended_action: string; loop?: { kind: string; steps: number[] }; spend?: { runaway: boolean; warning?: number }; busy_stall?: { since: number } }
   state: { stall_turns: number }
 }
 
@@ -34,15 +39,30 @@ export interface RunResult {
   /** Loops flagged, by kind, with the step: a finding that does not continue the last one of its kind (their steps do not overlap). */
   loops: { kind: string; step: number }[]
   stalls: number
+  /** Busy stalls (tool calls in a row with nothing new), counted once per run of them. */
+  busy: number
   runaways: number
   actions: Record<string, number>
   /** Requests refused (4xx), with the step number and status: real traces should all be accepted. */
   refused: string[]
+  /** The first step whose budget warning reached each threshold (a setting with `cost`). */
+  budgetWarned: Record<string, number>
 }
 
 export interface Replayer {
   replay(run: Run): Promise<RunResult>
   close(): Promise<void>
+}
+
+/**
+ * A run's reported cost over its steps: each LLM call sends the whole context so far, so step i
+ * costs in proportion to the goal's and the earlier steps' tokens (plus its own).
+ */
+function stepCosts(run: Run, tokens: number[]): number[] {
+  let context = cachedTokenCount(run.goal)
+  const weights = tokens.map((t) => (context += t))
+  const sum = weights.reduce((a, b) => a + b, 0)
+  return weights.map((w) => ((run.cost ?? 0) * w) / sum)
 }
 
 function stepPayload(step: RunStep, s: Setting): Record<string, unknown> {
@@ -64,17 +84,22 @@ export async function replayer(s: Setting): Promise<Replayer> {
   const headers = { authorization: `Bearer ${api_key}` }
 
   async function replay(run: Run): Promise<RunResult> {
-    const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, runaways: 0, actions: {}, refused: [] }
-    const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: run.goal, config: s.config } })
+    const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, busy: 0, runaways: 0, actions: {}, refused: [], budgetWarned: {} }
+    const costs = s.cost === true && (run.cost ?? 0) > 0 ? stepCosts(run, run.steps.map((x) => cachedTokenCount(`${x.description}\n${x.output}`))) : null
+    const config = costs !== null && run.cap !== null ? { ...s.config, budget: { cost_usd: run.cap } } : s.config
+    const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: run.goal, config } })
     if (created.statusCode !== 201) {
       r.refused.push(`create: ${created.statusCode} ${created.body.slice(0, 200)}`)
       return r
     }
     const id = created.json<{ id: string }>().id
     let stall = 0
+    let busySince = 0
     const spans = new Map<string, number>()
-    for (const step of run.steps) {
-      const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload: stepPayload(step, s) })
+    for (const [i, step] of run.steps.entries()) {
+      const payload = stepPayload(step, s)
+      if (costs !== null) payload.cost_usd = costs[i]
+      const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload })
       if (res.statusCode !== 201) {
         r.refused.push(`step ${r.steps + 1}: ${res.statusCode} ${res.body.slice(0, 200)}`)
         continue
@@ -92,7 +117,11 @@ export async function replayer(s: Setting): Promise<Replayer> {
       }
       if (v.state.stall_turns >= 5 && stall < 5) r.stalls++
       stall = v.state.stall_turns
+      const busy = v.verification.busy_stall
+      if (busy !== undefined && busy.since !== busySince) r.busy++
+      busySince = busy?.since ?? 0
       if (v.verification.spend?.runaway === true) r.runaways++
+      for (const t of [0.5, 0.8]) if ((v.verification.spend?.warning ?? 0) >= t) r.budgetWarned[t] ??= n
     }
     return r
   }

@@ -14,6 +14,7 @@ export interface FileFigures {
   /** Loop flags per kind on runs that went well. */
   wellLoops: Record<string, number>
   wellStalls: number
+  wellBusy: number
   wellReplan: number
   wellAbort: number
   ranOut: number
@@ -28,6 +29,8 @@ export interface FileFigures {
   ranOutAtH: [told: number, of: number]
   actions: Record<string, number>
   refused: string[]
+  /** Per budget-warning threshold (0.5, 0.8): runs that went well warned at all; runs that ran out warned early; those told replan/abort or warned early. */
+  budget: Record<string, { well: number; ranOutEarly: number; eitherEarly: number }>
 }
 
 const firstWarning = (r: RunResult) => Math.min(r.firstReplan ?? Infinity, r.firstAbort ?? Infinity)
@@ -52,6 +55,7 @@ export function figures(file: string, results: RunResult[]): FileFigures {
     wellSteps: well.reduce((n, r) => n + r.steps, 0),
     wellLoops,
     wellStalls: well.reduce((n, r) => n + r.stalls, 0),
+    wellBusy: well.reduce((n, r) => n + r.busy, 0),
     wellReplan: well.filter((r) => r.firstReplan !== null).length,
     wellAbort: well.filter((r) => r.firstAbort !== null).length,
     ranOut: out.length,
@@ -63,14 +67,32 @@ export function figures(file: string, results: RunResult[]): FileFigures {
     ranOutAtH: horizon === null ? [0, 0] : atHorizon(out, horizon),
     actions,
     refused: results.flatMap((r) => r.refused.map((x) => `${r.id} ${x}`)),
+    budget: Object.fromEntries(
+      ['0.5', '0.8'].map((t) => {
+        const early = (r: RunResult) => (r.budgetWarned[t] ?? Infinity) <= Math.floor(EARLY_SHARE * r.steps)
+        return [t, {
+          well: well.filter((r) => r.budgetWarned[t] !== undefined).length,
+          ranOutEarly: out.filter(early).length,
+          eitherEarly: out.filter((r) => early(r) || firstWarning(r) <= Math.floor(EARLY_SHARE * r.steps)).length,
+        }]
+      }),
+    ),
   }
+}
+
+/** The budget warnings' line of a file (a setting whose steps report cost), or null when none was given. */
+export function budgetLine(f: FileFigures): string | null {
+  const b = f.budget
+  if (Object.values(b).every((x) => x.well === 0 && x.ranOutEarly === 0)) return null
+  const part = (t: string) => `≥${Number(t) * 100}%: went well warned ${pct(b[t]!.well, f.well)}, ran out warned early ${pct(b[t]!.ranOutEarly, f.ranOut)}, told replan/abort or warned early ${pct(b[t]!.eitherEarly, f.ranOut)}`
+  return `${f.file} budget warnings ${part('0.5')}; ${part('0.8')}`
 }
 
 const per100 = (n: number, steps: number) => (steps === 0 ? '–' : ((100 * n) / steps).toFixed(2))
 const pct = (n: number, of: number) => (of === 0 ? '–' : `${n}/${of} (${((100 * n) / of).toFixed(0)}%)`)
 
 export function table(rows: FileFigures[]): string {
-  const head = ['file', 'went well', 'loops /100', 'by kind', 'stall /100', 'told replan', 'told abort', 'ran out', 'early warning', 'H', 'at H: well', 'at H: ran out']
+  const head = ['file', 'went well', 'loops /100', 'by kind', 'stall /100', 'busy /100', 'told replan', 'told abort', 'ran out', 'early warning', 'H', 'at H: well', 'at H: ran out']
   const lines = rows.map((f) => {
     const loops = Object.values(f.wellLoops).reduce((a, b) => a + b, 0)
     const kinds = Object.entries(f.wellLoops).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')
@@ -80,6 +102,7 @@ export function table(rows: FileFigures[]): string {
       per100(loops, f.wellSteps),
       kinds || '–',
       per100(f.wellStalls, f.wellSteps),
+      per100(f.wellBusy, f.wellSteps),
       pct(f.wellReplan, f.well),
       pct(f.wellAbort, f.well),
       f.ranOut === 0 ? '–' : `${f.ranOut} (${per100(f.ranOutLoops, f.ranOutSteps)} loops /100)`,

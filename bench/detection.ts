@@ -12,8 +12,11 @@
  * Settings: `default` (steps with `tool`, `error` and `tokens`, the config a new session gets),
  * `hooks` (as a coding agent's hooks would post them: the call as the description, HOOK_LOOP_KINDS),
  * `seed` (the config of a session stored before `alignment` and graduated defaults: the seed's
- * table and keyword alignment); with BENCH_SETTINGS also `text` (description and output only) and
- * `all-kinds` (every loop kind on). Steps: a coding step's description is the model's text before
+ * table and keyword alignment); with BENCH_SETTINGS also `text` (description and output only),
+ * `all-kinds` (every loop kind on), `same-call` (the default with `same_call` on) and `cost` (the
+ * default, each step reporting its share of the run's reported cost, the session budgeted at the
+ * run's cost cap where the data shows one: detection-data.ts, detection-replay.ts). Steps: a
+ * coding step's description is the model's text before
  * the action, or the call (`Bash {"command":…}`) when it said nothing; `tokens` is the o200k count
  * of description and output (what the step added to the context).
  *
@@ -26,10 +29,10 @@
  * minute each here).
  */
 import { writeFileSync } from 'node:fs'
-import { HOOK_LOOP_KINDS } from '../src/engine/detection-config.js'
+import { HOOK_LOOP_KINDS, NEW_SESSION_DETECTION } from '../src/engine/detection-config.js'
 import { DEFAULT_LOOP_KINDS, LOOP_KINDS } from '../src/engine/loops.js'
 import { DATA, loadRunFiles } from './detection-data.js'
-import { figures, table, type FileFigures } from './detection-report.js'
+import { budgetLine, figures, table, type FileFigures } from './detection-report.js'
 import { replayer, type Setting } from './detection-replay.js'
 
 const SETTINGS: Setting[] = [
@@ -38,6 +41,8 @@ const SETTINGS: Setting[] = [
   { name: 'seed', fields: true, config: { escalation: 'seed', alignment: 'keywords', loop_kinds: [...DEFAULT_LOOP_KINDS] } },
   { name: 'text', fields: false, config: {} },
   { name: 'all-kinds', fields: true, config: { loop_kinds: [...LOOP_KINDS] } },
+  { name: 'cost', fields: true, cost: true, config: {} },
+  { name: 'same-call', fields: true, config: { loop_kinds: [...(NEW_SESSION_DETECTION.loop_kinds ?? []), 'same_call'] } },
 ]
 /** Run unless BENCH_SETTINGS names others (`all`: every setting). */
 const USUAL = ['default', 'hooks', 'seed']
@@ -72,6 +77,8 @@ async function main(): Promise<void> {
     console.log(table(rows))
     const actions = rows.map((f) => `${f.file}: ${Object.entries(f.actions).sort().map(([a, n]) => `${a} ${n}`).join(', ')}`)
     console.log(`actions over all steps (every ending; ${steps} steps of runs that went well or ran out):\n  ${actions.join('\n  ')}`)
+    const budget = rows.map(budgetLine).filter((l) => l !== null)
+    if (budget.length > 0) console.log(budget.join('\n'))
     const refused = rows.flatMap((f) => f.refused)
     if (refused.length > 0) console.log(`refused (${refused.length}):\n  ${refused.slice(0, 10).join('\n  ')}`)
     console.log()

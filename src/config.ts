@@ -40,6 +40,8 @@ export const EnvSchema = Type.Object({
   GOALKEEPER_ALLOW_PRIVATE_WEBHOOK_URLS: Type.Boolean({ default: false }),
   GOALKEEPER_RATE_LIMIT_PER_MINUTE: Type.Integer({ default: 6000, minimum: 0, maximum: MAX_RATE_LIMIT_PER_MINUTE }),
   GOALKEEPER_LEASE_MS: Type.Integer({ default: 30_000, minimum: 1000, maximum: MAX_TIMEOUT_MS }),
+  GOALKEEPER_STATEMENT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: MAX_TIMEOUT_MS }),
+  GOALKEEPER_REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, maximum: MAX_TIMEOUT_MS }),
   GOALKEEPER_WEBHOOK_DISABLE_AFTER_HOURS: Type.Number({ default: 120, exclusiveMinimum: 0, maximum: MAX_DISABLE_AFTER_HOURS }),
   GOALKEEPER_LLM_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   GOALKEEPER_LLM_API_KEY: Type.Optional(Type.String()),
@@ -94,6 +96,13 @@ export interface Config {
    * timeout) keeps it from the others: the delay before a crashed replica's work is taken over.
    */
   leaseMs: number
+  /**
+   * PostgreSQL: the longest one statement may run (a lock wait included), and the longest wait to
+   * connect or for a pooled connection; past it the request answers 503 (src/db/postgres.ts).
+   */
+  statementTimeoutMs: number
+  /** The longest a request may take before it is answered 503 (Fastify's handlerTimeout). */
+  requestTimeoutMs: number
   /** Present only when GOALKEEPER_LLM_URL is set: step verification stays heuristic otherwise. */
   llm: LlmConfig | undefined
   /** Present only when GOALKEEPER_EMBEDDINGS_URL is set: sessions may then choose `similarity: embeddings`. */
@@ -178,6 +187,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     rateLimitPerMinute: e.GOALKEEPER_RATE_LIMIT_PER_MINUTE,
     leaseMs: e.GOALKEEPER_LEASE_MS,
+    statementTimeoutMs: e.GOALKEEPER_STATEMENT_TIMEOUT_MS,
+    requestTimeoutMs: e.GOALKEEPER_REQUEST_TIMEOUT_MS,
     llm: e.GOALKEEPER_LLM_URL
       ? {
           url: e.GOALKEEPER_LLM_URL,

@@ -5,7 +5,7 @@ import type { Metrics } from './metrics.js'
 import { AgentsService } from './agents/service.js'
 import { IdempotencyService } from './idempotency/service.js'
 import { createEmbed, GoalEmbeddings } from './providers/embeddings.js'
-import { createLlmVerify } from './providers/llm-verify.js'
+import { createLlmVerify, OPINION_MAX_TOKENS } from './providers/llm-verify.js'
 import { SessionsService } from './sessions/service.js'
 import { ReminderSearch } from './reminders/search.js'
 import { RemindersService } from './reminders/service.js'
@@ -30,7 +30,7 @@ export function createServices(deps: ServiceDeps) {
     db: deps.handle.db,
     clock: deps.clock,
     metrics: deps.metrics,
-    ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmTimeoutMs: deps.config.llm.timeoutMs }),
+    ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmOpinion: createLlmVerify(deps.config.llm, OPINION_MAX_TOKENS), llmTimeoutMs: deps.config.llm.timeoutMs }),
     ...(deps.config.embeddings === undefined
       ? {}
       : {

@@ -27,8 +27,8 @@ export function isLoopback(host: string): boolean {
  * The configured database, migrated: PostgreSQL when GOALKEEPER_DATABASE_URL is set, else the
  * SQLite file at GOALKEEPER_DB. Any failure is said in one line naming the variable and the cause.
  */
-export async function openDatabase(config: Pick<Config, 'dbPath' | 'databaseUrl'>): Promise<DbHandle> {
-  return config.databaseUrl === undefined ? openSqlite(config.dbPath) : openPostgres(config.databaseUrl)
+export async function openDatabase(config: Pick<Config, 'dbPath' | 'databaseUrl' | 'statementTimeoutMs'>): Promise<DbHandle> {
+  return config.databaseUrl === undefined ? openSqlite(config.dbPath) : openPostgres(config.databaseUrl, config.statementTimeoutMs)
 }
 
 function openSqlite(dbPath: string): DbHandle {
@@ -46,12 +46,12 @@ function openSqlite(dbPath: string): DbHandle {
 }
 
 /** Replicas starting together migrate one at a time (an advisory lock), the others then find nothing to do. */
-async function openPostgres(databaseUrl: string): Promise<DbHandle> {
+async function openPostgres(databaseUrl: string, statementTimeoutMs: number): Promise<DbHandle> {
   let handle: DbHandle | undefined
   try {
     // Loaded here only: the driver and its migrator are ~6 MB of RSS that a SQLite deployment never uses.
     const [{ openPg }, { runPgMigrations }] = await Promise.all([import('./db/postgres.js'), import('./db/pg-migrate.js')])
-    const pg = openPg(databaseUrl)
+    const pg = openPg(databaseUrl, { statementTimeoutMs })
     handle = pg
     await runPgMigrations(pg)
     return pg

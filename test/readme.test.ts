@@ -4,13 +4,13 @@
  * bash and curl, each checked for its exit status, the HTTP status of each curl call and a key
  * fact of its output. Blocks marked `<!-- readme-test: skip, <reason> -->` are the only ones not run.
  */
-import Database from 'better-sqlite3'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { EnvSchema } from '../src/config.js'
+import { Sqlite } from '../src/db/sqlite-driver.js'
 import type { App } from '../src/http/app.js'
 import { start } from '../src/server.js'
 import { freePort } from './free-port.js'
@@ -186,7 +186,7 @@ describe('README examples', () => {
   })
 
   it('leaves a backup that opens as the same database', () => {
-    const backup = new Database(join(work, 'goalkeeper-backup.db'), { readonly: true })
+    const backup = new Sqlite(join(work, 'goalkeeper-backup.db'), { readonly: true })
     try {
       expect(backup.prepare('SELECT count(*) AS n FROM sessions').get()).toEqual({ n: 1 })
     } finally {

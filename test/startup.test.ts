@@ -63,7 +63,7 @@ function runServer(env: Record<string, string>, until?: string, killMs = 20_000)
   )
 }
 
-const sqliteAt = (dbPath: string) => ({ dbPath, databaseUrl: undefined })
+const sqliteAt = (dbPath: string) => ({ dbPath, databaseUrl: undefined, statementTimeoutMs: 5000 })
 
 describe('a bad GOALKEEPER_DB', () => {
   it.each([

@@ -15,8 +15,8 @@
  * worker dies, the main connection goes back to SQLite's default.
  */
 import type Database from 'better-sqlite3'
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import { DRIVER } from './sqlite-driver.js'
 
 /** SQLite's own default, restored if the worker fails. */
 const AUTO_CHECKPOINT_PAGES = 1000
@@ -59,11 +59,16 @@ const pass = () => {
   // Writers may append while a pass copies; a few quick repeats let it catch up so the WAL restarts.
   // Past the backstop mark they would keep the main connection's own checkpoint out: sit out instead.
   let r
-  for (let i = 0; i < 4; i++) {
-    r = checkpoint.get()
-    if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
+  try {
+    for (let i = 0; i < 4; i++) {
+      r = checkpoint.get()
+      if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
+    }
+  } catch (err) {
+    // A full disk (the database file cannot grow) is waited out: the next pass tries again.
+    if (err.code !== 'SQLITE_FULL') throw err
   }
-  if (workerData.report) parentPort.postMessage(r)
+  if (workerData.report && r) parentPort.postMessage(r)
   timer = setTimeout(pass, workerData.intervalMs)
 }
 parentPort.on('message', (m) => {
@@ -77,7 +82,7 @@ pass()
 
 /** Moves the checkpoints of `sqlite` (a file database in WAL mode) to a worker thread. */
 export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerOptions = {}): Checkpointer {
-  const driver = opts.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
+  const driver = opts.driver ?? DRIVER
   const maxWalPages = opts.maxWalPages ?? BACKSTOP_PAGES
   // 0 would turn the backstop off, and with it the bound on the WAL.
   if (!Number.isSafeInteger(maxWalPages) || maxWalPages < 1) throw new RangeError(`maxWalPages must be a positive integer, got ${maxWalPages}`)

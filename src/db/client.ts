@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
@@ -6,6 +6,7 @@ import type { SqlDatabase } from './database.js'
 import { migrationsApplied } from './migrate.js'
 import * as schema from './schema/index.js'
 import { SqliteDatabase } from './sqlite-database.js'
+import { Sqlite } from './sqlite-driver.js'
 
 /** An open database of either dialect: what the services and routes are given. */
 export interface DbHandle {
@@ -62,7 +63,7 @@ export function openDb(path: string): SqliteHandle {
     // SQLite would only say "unable to open database file".
     if (existsSync(path) && statSync(path).isDirectory()) throw new Error(`${resolve(path)} is a directory`)
   }
-  const sqlite = new Database(path, { timeout: 5000 })
+  const sqlite = new Sqlite(path, { timeout: 5000 })
   try {
     configure(sqlite)
   } catch (err) {

@@ -1,6 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type pg from 'pg'
 import type { Params, SqlDatabase } from './database.js'
+import { connectionUnusable } from './faults.js'
+
+/** A checked-out client whose connection drops emits 'error' as well as failing its statement: unheard, the event would end the process. */
+const ignore = (): void => {}
 
 /**
  * Statements on a PostgreSQL pool, inside the caller's transaction when there is one. A
@@ -72,6 +76,7 @@ export class PgDatabase implements SqlDatabase {
       }
     }
     const client = await this.pool.connect()
+    client.on('error', ignore)
     let broken: Error | undefined
     try {
       await client.query('BEGIN')
@@ -79,14 +84,21 @@ export class PgDatabase implements SqlDatabase {
       await client.query('COMMIT')
       return result
     } catch (err) {
-      try {
-        await client.query('ROLLBACK')
-      } catch (rollbackErr) {
-        // The connection itself failed: do not hand it back to the pool.
-        broken = rollbackErr as Error
+      // A lost connection, or one whose statement the client gave up on (the server may still be
+      // running it, and a ROLLBACK would only queue behind it), is dropped: the server rolls back
+      // the transaction of a connection that ends.
+      if (connectionUnusable(err)) broken = err as Error
+      else {
+        try {
+          await client.query('ROLLBACK')
+        } catch (rollbackErr) {
+          // The connection itself failed: do not hand it back to the pool.
+          broken = rollbackErr as Error
+        }
       }
       throw err
     } finally {
+      client.off('error', ignore)
       client.release(broken)
     }
   }

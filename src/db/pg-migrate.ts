@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
-import type pg from 'pg'
+import pg from 'pg'
 import { assertSchemaKnown, readJournal } from './migration-journal.js'
 import type { PgHandle } from './postgres.js'
 
@@ -11,7 +11,7 @@ export const PG_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations/pg',
 // Any constant shared by every goalkeeper: replicas starting together queue on it.
 const MIGRATION_LOCK = 0x676b6d69 // "gkmi"
 
-async function newestApplied(client: pg.PoolClient): Promise<number | undefined> {
+async function newestApplied(client: pg.ClientBase): Promise<number | undefined> {
   const { rows } = await client.query<{ exists: boolean }>(`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS exists`)
   if (!rows[0]?.exists) return undefined
   const res = await client.query<{ newest: string | null }>('SELECT max(created_at)::text AS newest FROM drizzle.__drizzle_migrations')
@@ -21,11 +21,15 @@ async function newestApplied(client: pg.PoolClient): Promise<number | undefined>
 /**
  * Applies pending migrations under a session advisory lock, so any number of replicas may start at
  * once: the first migrates, the others wait, then find nothing to do. A database migrated by a
- * newer goalkeeper is refused before anything is applied.
+ * newer goalkeeper is refused before anything is applied. On a connection of its own, outside the
+ * pool: neither the wait for the lock nor a long migration is cut by the pool's statement timeout.
  */
 export async function runPgMigrations(handle: PgHandle, folder: string = PG_MIGRATIONS_FOLDER): Promise<void> {
   const journal = readJournal(folder)
-  const client = await handle.pool.connect()
+  const client = new pg.Client({ connectionString: handle.url })
+  // A connection lost meanwhile fails the statement under way; unheard, its 'error' event would end the process.
+  client.on('error', () => {})
+  await client.connect()
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
     try {
@@ -35,7 +39,7 @@ export async function runPgMigrations(handle: PgHandle, folder: string = PG_MIGR
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
     }
   } finally {
-    client.release()
+    await client.end()
   }
 }
 

@@ -104,23 +104,33 @@ function flatText(v: unknown, out: string[]): void {
   else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) flatText(x, out)
 }
 
-/** Reads a tool call: its kind, the files it names and its argument text. */
-export function readCall(tool: StepTool): CallReading {
-  const parts: string[] = []
-  flatText(tool.args, parts)
-  const text = parts.join('\n')
-  const files = [...new Set(fileNames(text))]
+/** What a tool call does, from its name and its command (no look at its other arguments). */
+export function callKind(tool: StepTool): CallKind {
   const name = tool.name.toLowerCase()
   const args = tool.args
   const command = typeof args.command === 'string' ? args.command : typeof args.cmd === 'string' ? args.cmd : undefined
-  let kind: CallKind
-  if (CHORE_TOOLS.has(name)) kind = 'chore'
-  else if (CHANGE_TOOLS.has(name)) kind = 'change'
-  else if (LOOK_TOOLS.has(name)) kind = 'look'
-  else if (command !== undefined && /^[a-z_]+$/.test(command)) kind = EDITOR_CHANGES.has(command) ? 'change' : 'look' // str_replace_editor view/create/…
-  else if (command !== undefined) {
+  if (CHORE_TOOLS.has(name)) return 'chore'
+  if (CHANGE_TOOLS.has(name)) return 'change'
+  if (LOOK_TOOLS.has(name)) return 'look'
+  if (command !== undefined && /^[a-z_]+$/.test(command)) return EDITOR_CHANGES.has(command) ? 'change' : 'look' // str_replace_editor view/create/…
+  if (command !== undefined) {
     const program = firstProgram(command)
-    kind = CHORE_COMMANDS.has(program) ? 'chore' : LOOK_COMMANDS.has(program) ? 'look' : 'run'
-  } else kind = 'other'
-  return { kind, files, text }
+    return CHORE_COMMANDS.has(program) ? 'chore' : LOOK_COMMANDS.has(program) ? 'look' : 'run'
+  }
+  return 'other'
+}
+
+// A step's call is read by the evidence reader and the busy-stall check: the last reading is kept.
+let lastTool: StepTool | undefined
+let lastReading: CallReading | undefined
+
+/** Reads a tool call: its kind, the files it names and its argument text. */
+export function readCall(tool: StepTool): CallReading {
+  if (tool === lastTool) return lastReading!
+  const parts: string[] = []
+  flatText(tool.args, parts)
+  const text = parts.join('\n')
+  lastTool = tool
+  lastReading = { kind: callKind(tool), files: [...new Set(fileNames(text))], text }
+  return lastReading
 }

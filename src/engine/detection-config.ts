@@ -3,7 +3,7 @@
  * budget). All optional and stored only when given, so a session created without them (or before
  * them) keeps the seed's answers; the defaults are applied where they are used.
  */
-import type { SessionBudget } from './budget.js'
+import { budgetProblem, type SessionBudget } from './budget.js'
 import { ESCALATION_MODES, type EscalationMode } from './escalation.js'
 import {
   DEFAULT_LOOP_KINDS,
@@ -16,12 +16,15 @@ import {
   type LoopSettings,
 } from './loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from './unchanged.js'
+import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
+import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'
+import { opinionProblem, type SecondOpinionConfig } from './second-opinion.js'
 import { defined } from './defined.js'
 
 export interface DetectionConfig {
   /** false turns every loop kind off (default true). */
   loop_detection?: boolean
-  /** The loop kinds checked (default repeat, error_repeat, same_call). */
+  /** The loop kinds checked (absent: repeat, error_repeat, same_call, as sessions stored before the field; a new session stores NEW_SESSION_DETECTION's). */
   loop_kinds?: LoopKind[]
   /** Repeats (for alternation: steps) that make a loop, per kind. */
   loop_thresholds?: Partial<Record<LoopKind, number>>
@@ -38,6 +41,12 @@ export interface DetectionConfig {
   skip_unchanged?: boolean
   resend_unchanged_after?: number
   budget?: SessionBudget
+  /** The tools the agent has: a call to another is named at once (unknown-tools.ts; `*` at the end: a prefix). */
+  tools?: string[]
+  /** Tool calls in a row without news that make a busy stall (busy-stall.ts); absent: not watched. */
+  busy_after?: number
+  /** A periodic second opinion of the configured LLM (second-opinion.ts); absent: none. */
+  second_opinion?: SecondOpinionConfig
 }
 
 export type AlignmentMode = 'keywords' | 'evidence'
@@ -46,20 +55,23 @@ export const ALIGNMENT_MODES: readonly AlignmentMode[] = ['keywords', 'evidence'
 /**
  * What a session created now gets for the fields it leaves out, stored with it (so its config
  * says what it uses); a session stored without them keeps the answers it was created with.
- * Chosen on the real runs of bench:detection (docs/detection.md).
+ * Chosen on the real runs of bench:detection (docs/detection.md). `same_call` (whatever came
+ * back) is left to those who list it: the same call whose answer changes is polling or progress;
+ * what it caught on the real runs, the same edit applied again and again, is `same_edit`'s.
  */
 export const NEW_SESSION_DETECTION: Readonly<DetectionConfig> = {
   escalation: 'graduated',
   alignment: 'evidence',
-  loop_kinds: ['repeat', 'error_repeat', 'same_call', 'same_result', 'error_cascade'],
+  loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
+  busy_after: DEFAULT_BUSY_AFTER,
 }
 
 /**
  * The loop kinds to give sessions a coding agent's hooks create, whose steps are tool calls with
- * their outputs: `repeat` is left out (its step text is the call itself, which same_call and
- * same_result already read, and a rerun of the tests after an edit is not a loop).
+ * their outputs: `repeat` is left out (its step text is the call itself, which same_result and
+ * same_edit already read, and a rerun of the tests after an edit is not a loop).
  */
-export const HOOK_LOOP_KINDS: readonly LoopKind[] = ['error_repeat', 'same_call', 'same_result', 'error_cascade']
+export const HOOK_LOOP_KINDS: readonly LoopKind[] = ['error_repeat', 'same_result', 'error_cascade', 'same_edit']
 
 /** A field that makes the configuration unusable (session-config.ts SessionConfigError's shape). */
 export type ConfigProblem = [field: string, message: string]
@@ -82,11 +94,24 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
   if (c.resend_unchanged_after !== undefined && !(Number.isInteger(c.resend_unchanged_after) && c.resend_unchanged_after >= 1)) {
     return ['resend_unchanged_after', 'must be an integer >= 1']
   }
-  for (const dim of ['tokens', 'cost_usd'] as const) {
-    const v = c.budget?.[dim]
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) return [`budget/${dim}`, 'must be a number > 0']
+  const budget = c.budget === undefined ? null : budgetProblem(c.budget, 'budget')
+  if (budget !== null) return budget
+  if (c.busy_after !== undefined && !(Number.isInteger(c.busy_after) && c.busy_after >= MIN_BUSY_AFTER && c.busy_after <= MAX_BUSY_AFTER)) {
+    return ['busy_after', `must be an integer in [${MIN_BUSY_AFTER}, ${MAX_BUSY_AFTER}]`]
   }
+  if (c.second_opinion !== undefined) {
+    const o = opinionProblem(c.second_opinion)
+    if (o !== null) return o
+  }
+  if (c.tools !== undefined) return toolsProblem(c.tools, 'tools')
   return null
+}
+
+/** The first problem of a tool list (config.tools, a reported list), or null. */
+export function toolsProblem(tools: unknown, field: string): ConfigProblem | null {
+  if (!Array.isArray(tools) || tools.length > TOOLS_MAX) return [field, `must be a list of at most ${TOOLS_MAX} tool names`]
+  const bad = tools.findIndex((t) => typeof t !== 'string' || t === '' || t === '*' || t.length > TOOL_NAME_MAX)
+  return bad < 0 ? null : [`${field}/${bad}`, `must be a tool name of 1 to ${TOOL_NAME_MAX} characters ('*' alone is not one)`]
 }
 
 /** A copy of the detection fields given (arrays and objects copied). */
@@ -101,7 +126,10 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.drift_abort !== undefined) out.drift_abort = c.drift_abort
   if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
   if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
-  if (c.budget !== undefined) out.budget = { ...c.budget }
+  if (c.budget !== undefined) out.budget = { ...c.budget, ...(c.budget.warn_at === undefined ? {} : { warn_at: [...c.budget.warn_at] }) }
+  if (c.tools !== undefined) out.tools = [...new Set(c.tools)]
+  if (c.busy_after !== undefined) out.busy_after = c.busy_after
+  if (c.second_opinion !== undefined) out.second_opinion = { ...c.second_opinion }
   return out
 }
 
@@ -114,6 +142,8 @@ export interface DetectionSettings {
   skip_unchanged: boolean
   resend_unchanged_after: number
   budget: SessionBudget | undefined
+  tools: ToolList | null
+  busy_after: number | null
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -130,5 +160,7 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     skip_unchanged: c.skip_unchanged === true,
     resend_unchanged_after: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
     budget: c.budget,
+    tools: c.tools === undefined ? null : new ToolList(c.tools),
+    busy_after: c.busy_after ?? null,
   }
 }

@@ -12,6 +12,13 @@ import { DRIFT_CRITICAL, DRIFT_WARNING, PROGRESS_STALL_TURNS, type RecommendedAc
 export type EscalationMode = 'seed' | 'graduated'
 export const ESCALATION_MODES: readonly EscalationMode[] = ['seed', 'graduated']
 
+const RANK: Readonly<Record<RecommendedAction, number>> = { continue: 0, adjust: 1, replan: 2, abort: 3 }
+
+/** The stronger of two actions (continue < adjust < replan < abort). */
+export function atLeast(action: RecommendedAction, floor: RecommendedAction): RecommendedAction {
+  return RANK[floor] > RANK[action] ? floor : action
+}
+
 /** Steps an agent gets to act on a drift `replan` before drift that stays critical answers `abort`. */
 export const DRIFT_GRACE_STEPS = 3
 

@@ -22,6 +22,7 @@ import { AgentTurn, type StopCheck } from './agent-turn.js'
 import { TodoList } from './todo-tools.js'
 import { SessionDetection } from './session-detection.js'
 import { NEW_SESSION_DETECTION } from './detection-config.js'
+import type { OpinionOutcome } from './second-opinion.js'
 import { StepReader, type Evidence } from './step-evidence.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type {
@@ -140,12 +141,20 @@ export class GoalSession {
    * `similarity`: the description's similarity to the goal computed outside (an `embeddings`
    * cosine), used by the drift check instead of the goal's own scorer.
    */
-  step(description: string, output = '', similarity?: number, signals: StepSignals = {}): StepResult & { events: SessionEvent[] } {
+  step(description: string, output = '', similarity?: number, signals: StepSignals = {}, opinion?: OpinionOutcome): StepResult & { events: SessionEvent[] } {
     const before = this.before()
     const loop = this.beforeStep(description, output, signals)
     const drift = this.driftCheck(description, this.stepCount + 1, similarity)
     const evidence = this.evidence(description, output, signals, drift.result)
-    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift)
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift, loop.progressed === true, opinion)
+  }
+
+  /**
+   * Whether the next step comes with a second opinion (config.second_opinion): the caller asks the
+   * LLM first (askOpinion) and passes its outcome to `step`. `opinion`, in `step`: that outcome.
+   */
+  get opinionDue(): boolean {
+    return this.detection.opinionDue(this.stepCount + 1)
   }
 
   /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
@@ -155,12 +164,13 @@ export class GoalSession {
     llmVerify: LlmVerifyFn,
     similarity?: number,
     signals: StepSignals = {},
+    opinion?: OpinionOutcome,
   ): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
     const loop = this.beforeStep(description, output, signals)
     const drift = this.driftCheck(description, this.stepCount + 1, similarity)
     const evidence = this.evidence(description, output, signals, drift.result)
-    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift)
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift, loop.progressed === true, opinion)
   }
 
   /** The step read for evidence against the goal, with the drift check's reading of its text. */
@@ -186,12 +196,22 @@ export class GoalSession {
     return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
   }
 
-  private finishStep(description: string, before: StepBefore, tracked: StepVerification, checked: WithEvents<DriftCheck>): StepResult & { events: SessionEvent[] } {
+  /** `todoDone`: the step completed an item of the agent's todo list (progress the verdict's delta does not show). */
+  private finishStep(
+    description: string,
+    before: StepBefore,
+    tracked: StepVerification,
+    checked: WithEvents<DriftCheck>,
+    todoDone: boolean,
+    opinion?: OpinionOutcome,
+  ): StepResult & { events: SessionEvent[] } {
     const step_number = ++this.stepCount
     const { result: drift, events } = checked
     const state = this.tracker.getState()
-    const { verification, exceeded, loop } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount)
+    const { verification, exceeded, warnings, loop, busy } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount, todoDone, opinion)
     pushStepEvents(events, step_number, description, before, state, loop)
+    if (busy !== null) events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns, kind: 'busy', busy_steps: busy.count, since: busy.since } })
+    for (const w of warnings) events.push({ type: 'budget_warning', data: w })
     if (exceeded !== null) events.push({ type: 'budget_exceeded', data: exceeded })
     return { step_number, verification, drift, state, events }
   }
@@ -258,15 +278,24 @@ export class GoalSession {
     return this.injectRecitation(this.stepCount + 1, [], { force: true }).recitation?.text ?? null
   }
 
+  /** The agent reported the tools it has (a call to another is named at once); returns the list. */
+  reportTools(names: readonly string[]): string[] {
+    this.detection.reportTools(names)
+    return [...this.detection.tools!.names]
+  }
+
   /** Why the agent should not make this call now, or null (SessionDetection.gate). */
   gateTool(tool: StepTool): string | null {
     return this.detection.gate(tool)
   }
 
-  /** The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per user turn). */
-  stop(maxBlocks: number): WithEvents<StopCheck> {
+  /**
+   * The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per
+   * user turn), never after an `abort` or once the agent's daily budget is spent.
+   */
+  stop(maxBlocks: number, agentBudgetSpent = false): WithEvents<StopCheck> {
     const open = (this.context.plan_tasks ?? planTasks(this.tracker)).filter((t) => t.status !== 'completed').map((t) => t.description)
-    const result = this.turn.stop(open, this.detection.aborted, maxBlocks)
+    const result = this.turn.stop(open, this.detection.aborted || agentBudgetSpent, maxBlocks)
     const data = { step_number: this.stepCount, outcome: result.outcome, open_items: result.open_items }
     return { result, events: result.block === null ? [{ type: 'stopped', data }] : [] }
   }

@@ -5,18 +5,21 @@
  * over the whole session); this detector keeps a window of recent steps for the others and for
  * naming the steps a `repeat` involved.
  */
+import { callKind } from './code-entities.js'
 import { maskVolatile } from './output-mask.js'
 import { stateHash } from './step-alignment.js'
 import { cutText } from './text.js'
 
-export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call', 'same_result', 'error_cascade'] as const
+export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call', 'same_result', 'error_cascade', 'same_edit'] as const
 export type LoopKind = (typeof LOOP_KINDS)[number]
 
 /**
  * repeat: the seed's 3; error_repeat 3, monologue 3 and alternation over 6 from OpenHands;
- * same_call 5 from Gemini CLI; same_result 3.
+ * same_call 5 from Gemini CLI; same_result 3; same_edit 3.
  */
-export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = { repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5, same_result: 3, error_cascade: 5 }
+export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = {
+  repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5, same_result: 3, error_cascade: 5, same_edit: 3,
+}
 
 /**
  * Kinds on unless a session lists its own: the ones that only look at the optional `tool` and
@@ -25,7 +28,9 @@ export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = { rep
 export const DEFAULT_LOOP_KINDS: readonly LoopKind[] = ['repeat', 'error_repeat', 'same_call']
 
 /** Least threshold per kind: fewer is not a repetition (an alternation needs two rounds of A/B). */
-export const MIN_LOOP_THRESHOLD: Readonly<Record<LoopKind, number>> = { repeat: 2, error_repeat: 2, alternation: 4, monologue: 2, same_call: 2, same_result: 2, error_cascade: 3 }
+export const MIN_LOOP_THRESHOLD: Readonly<Record<LoopKind, number>> = {
+  repeat: 2, error_repeat: 2, alternation: 4, monologue: 2, same_call: 2, same_result: 2, error_cascade: 3, same_edit: 2,
+}
 export const MAX_LOOP_THRESHOLD = 100
 
 export function isLoopKind(x: unknown): x is LoopKind {
@@ -82,10 +87,12 @@ interface Entry {
   result: string
   tool: boolean
   error: boolean
+  /** The call writes a file (an edit, a write: code-entities.ts `change`). */
+  change: boolean
   label: string
 }
 
-/** An entry as stored: a tuple, as the window is in every snapshot (flags: 1 tool, 2 error); `result` absent before same_result. */
+/** An entry as stored: a tuple, as the window is in every snapshot (flags: 1 tool, 2 error, 4 change); `result` absent before same_result. */
 type EntryJSON = [step: number, state: string, action: string, obs: string, flags: number, label: string, result?: string]
 
 export interface LoopDetectorJSON {
@@ -172,6 +179,8 @@ export function loopAdvice(kind: LoopKind, subject: string, count: number, steps
       return `The last ${count} tool calls all failed (${at}), the latest "${subject}": stop and read the errors; something they share (the environment, a path, a wrong assumption) needs fixing first.`
     case 'same_result':
       return `"${subject}" gave the same result ${count} times (${at}): what you changed between the runs did not change it; read the result and try something else.`
+    case 'same_edit':
+      return `The same edit "${subject}" was applied ${count} times in a row (${at}): each run changes the file again; look at the file as it is now and undo the duplicates before editing further.`
   }
 }
 
@@ -190,11 +199,13 @@ export class LoopDetector {
 
   /**
    * Records the step (unless its tool is exempt) and returns the first loop of a kind other than
-   * `repeat` that it completes, checked in the order error_repeat, same_call, alternation, monologue
-   * (the more specific first; the caller prefers them to a `repeat` of the same step).
+   * `repeat` that it completes, checked in the order error_repeat, same_result, error_cascade,
+   * same_edit, same_call, alternation, monologue (the more specific first; the caller prefers them
+   * to a `repeat` of the same step).
    */
   observe(step: number, description: string, output: string, signals: StepSignals, settings: LoopSettings): LoopFinding | null {
     if (LoopDetector.exempt(settings, signals)) return null
+    const on = (k: LoopKind) => settings.kinds.has(k)
     const tool = signals.tool
     const call = tool === undefined ? undefined : toolCallText(tool)
     const e: Entry = {
@@ -206,16 +217,17 @@ export class LoopDetector {
       result: tool !== undefined && readsResults(settings) ? textKey(maskVolatile(output)) : '',
       tool: tool !== undefined,
       error: signals.error === true,
+      change: tool !== undefined && on('same_edit') && callKind(tool) === 'change',
       label: label(call ?? description),
     }
     this.window.push(e)
     const keep = windowSize(settings)
     if (this.window.length > keep) this.window.splice(0, this.window.length - keep)
-    const on = (k: LoopKind) => settings.kinds.has(k)
     return (
       (on('error_repeat') ? this.errorRepeat(settings.thresholds.error_repeat) : null) ??
       (on('same_result') ? this.sameResult(settings.thresholds.same_result) : null) ??
       (on('error_cascade') ? this.errorCascade(settings.thresholds.error_cascade) : null) ??
+      (on('same_edit') ? this.sameEdit(settings.thresholds.same_edit) : null) ??
       (on('same_call') ? this.sameCall(settings.thresholds.same_call) : null) ??
       (on('alternation') ? this.alternation(settings.thresholds.alternation) : null) ??
       (on('monologue') ? this.monologue(settings.thresholds.monologue) : null)
@@ -239,10 +251,27 @@ export class LoopDetector {
     return this.run((e) => e.action === action, (e) => !e.tool).length
   }
 
+  /**
+   * The calls in a row (message steps between not counted) that are `tool` with the same
+   * arguments and were answered alike (masked): how far this call is from a `same_result` loop
+   * it would complete with nothing done between. 0 when results are not read.
+   */
+  sameResultsBefore(tool: StepTool): number {
+    const action = `t:${textKey(toolCallText(tool))}`
+    const last = this.window.findLast((e) => e.tool)
+    if (last === undefined || last.action !== action || last.result === '') return 0
+    return this.run((e) => e.action === action && e.result === last.result, (e) => !e.tool).length
+  }
+
   /** Whether `tool` (with these arguments) is among the calls of steps `from`..`to` in the window. */
   calledIn(tool: StepTool, from: number, to: number): boolean {
     const action = `t:${textKey(toolCallText(tool))}`
     return this.window.some((e) => e.step >= from && e.step <= to && e.action === action)
+  }
+
+  /** The newest step in the window: its number and its masked result key ('' when results are not read). */
+  get newest(): { step: number; result: string } | undefined {
+    return this.window.at(-1)
   }
 
   /** The state hash of the newest step in the window. */
@@ -283,6 +312,18 @@ export class LoopDetector {
     // Reading the result: the same call failing another way (another error) is not the same loop.
     const run = this.run((e) => e.error && e.result === last.result, (e) => e.action !== last.action)
     return run.length >= n ? this.finding('error_repeat', run) : null
+  }
+
+  /**
+   * The same call that writes a file, with the same arguments, n times in a row (messages between
+   * do not count), whatever came back: applying an edit again is never progress, and its answer
+   * changes only because the file does (an insert at line 1 grows it each time).
+   */
+  private sameEdit(n: number): LoopFinding | null {
+    const last = this.window.at(-1)!
+    if (!last.change) return null
+    const run = this.run((e) => e.action === last.action, (e) => !e.tool)
+    return run.length >= n ? this.finding('same_edit', run) : null
   }
 
   /** Gemini CLI: the same tool and arguments n times in a row, whatever came back (messages between do not count). */
@@ -337,13 +378,13 @@ export class LoopDetector {
   }
 
   toJSON(): LoopDetectorJSON {
-    return { window: this.window.map((e) => [e.step, e.state, e.action, e.obs, (e.tool ? 1 : 0) | (e.error ? 2 : 0), e.label, e.result]) }
+    return { window: this.window.map((e) => [e.step, e.state, e.action, e.obs, (e.tool ? 1 : 0) | (e.error ? 2 : 0) | (e.change ? 4 : 0), e.label, e.result]) }
   }
 
   static fromJSON(json: LoopDetectorJSON | undefined): LoopDetector {
     const d = new LoopDetector()
     d.window = (json?.window ?? []).map(([step, state, action, obs, flags, label, result]) => ({
-      step, state, action, obs, tool: (flags & 1) !== 0, error: (flags & 2) !== 0, label, result: result ?? '',
+      step, state, action, obs, tool: (flags & 1) !== 0, error: (flags & 2) !== 0, change: (flags & 4) !== 0, label, result: result ?? '',
     }))
     return d
   }

@@ -41,6 +41,6 @@ export function pushStepEvents(events: SessionEvent[], step_number: number, desc
   }
   // Once per stall: when the stall reaches the replan threshold, not on every later turn.
   if (state.stall_turns === PROGRESS_STALL_TURNS && before.stall_turns < PROGRESS_STALL_TURNS) {
-    events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns } })
+    events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns, kind: 'idle' } })
   }
 }

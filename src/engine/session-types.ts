@@ -5,7 +5,7 @@ import type { GoalState, GoalTrackerJSON, GoalTrackerSummary, StepVerification }
 import type { ChatMessage, PlanTask, RecitationJSON, TodoItem } from './recitation.js'
 import type { SessionConfig } from './session-config.js'
 import type { Clock } from './clock.js'
-import type { BudgetExceeded, DetectionJSON, DetectionVerdict } from './session-detection.js'
+import type { BudgetExceeded, BudgetWarning, DetectionJSON, DetectionVerdict } from './session-detection.js'
 import type { LoopKind } from './loops.js'
 import type { UnchangedSkip } from './unchanged.js'
 import type { AgentTurnJSON, StopOutcome } from './agent-turn.js'
@@ -23,7 +23,8 @@ export interface RecitationContext {
 export type SessionEvent =
   | { type: 'drift_detected'; data: { step_number: number; similarity: number; severity: DriftSeverity; consecutive_drift_count: number; action_text: string } }
   | { type: 'loop_detected'; data: { step_number: number; loop_count: number; description: string; kind?: LoopKind; steps?: number[] } }
-  | { type: 'stalled'; data: { step_number: number; stall_turns: number } }
+  | { type: 'stalled'; data: { step_number: number; stall_turns: number; kind: 'idle' | 'busy'; busy_steps?: number; since?: number } }
+  | { type: 'budget_warning'; data: BudgetWarning }
   | { type: 'budget_exceeded'; data: BudgetExceeded }
   | { type: 'stopped'; data: { step_number: number; outcome: StopOutcome; open_items: string[] } }
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { StepTool } from '../engine/loops.js'
-import { truncateChars } from '../engine/text.js'
+import { countTokens, truncateChars } from '../engine/text.js'
 import type { StepInput } from '../sessions/model.js'
 import { redact, redactJson } from './redact.js'
 import type { HookSettings } from './settings.js'
@@ -62,9 +62,17 @@ export function responseText(response: unknown): string {
   return JSON.stringify(response) ?? ''
 }
 
-/** The step a tool call makes, as the agent's hook settings keep its output. */
+/** Characters of a call's arguments and output counted as its tokens (a bound on the work per event). */
+const COUNTED_MAX = 8000
+
+/**
+ * The step a tool call makes, as the agent's hook settings keep its output. Its `tokens` are the
+ * o200k count of the call's arguments and output (their first 8,000 characters): what the call put
+ * into the agent's context, the only spend a hook sees (not what the model was billed).
+ */
 export function toolStep(tool: StepTool, response: unknown, error: boolean, settings: Pick<HookSettings, 'tool_output'>): StepInput {
   const text = responseText(response)
   const output = settings.tool_output === 'digest' ? (text === '' ? '' : `sha256:${digest(text)}`) : truncateChars(redact(truncateChars(text, 2 * OUTPUT_MAX)), OUTPUT_MAX)
-  return { description: describeCall(tool), output, tool, error }
+  const tokens = countTokens(truncateChars(`${JSON.stringify(tool.args)}\n${text}`, COUNTED_MAX))
+  return { description: describeCall(tool), output, tool, error, tokens }
 }

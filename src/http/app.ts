@@ -67,6 +67,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
+    // A request still unanswered after this long is answered 503 (problem-json.ts); the database's
+    // own bounds (src/db/postgres.ts) normally answer well before it.
+    handlerTimeout: deps.config.requestTimeoutMs,
     // The caller's x-request-id when acceptable, else a UUID; logged as reqId (plugins/request-id.ts).
     genReqId,
     // A bad percent-encoding or an over-long path segment is answered by the router itself.

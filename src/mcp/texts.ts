@@ -1,5 +1,6 @@
 import type { Static } from 'typebox'
 import { PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
+import { unknownToolAdvice } from '../engine/unknown-tools.js'
 import type { Reminder, SearchResults, SnoozedReminder } from '../reminders/schemas.js'
 import type { StepResult } from '../sessions/schemas.js'
 
@@ -34,9 +35,14 @@ export function verdictSentence(r: Static<typeof StepResult>): string {
       : spend?.runaway
         ? 'spending fast without plan progress'
         : ''
-  const flags = [loop, s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '', budget].filter(Boolean)
+  const unknown = v.unknown_tool ? `a call to "${v.unknown_tool.name}", which is not one of its tools` : ''
+  const busy = v.busy_stall ? `${v.busy_stall.count} tool calls in a row with nothing new` : ''
+  const doubt = v.second_opinion?.confirmed === true ? v.second_opinion : undefined
+  const opinion = doubt ? 'a second opinion finding no progress' : ''
+  const flags = [loop, unknown, busy, opinion, s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '', budget].filter(Boolean)
   const extra = flags.length > 0 ? `, ${flags.join(' and ')}` : ''
-  const advice = v.loop && v.recommended_action !== 'continue' ? lowerFirst(v.loop.advice.replace(/\.$/, '')) : ADVICE[v.recommended_action]
+  const specific = v.loop?.advice ?? (v.unknown_tool ? unknownToolAdvice(v.unknown_tool) : (v.busy_stall?.advice ?? (doubt?.analysis || undefined)))
+  const advice = specific !== undefined && v.recommended_action !== 'continue' ? lowerFirst(specific.replace(/\.$/, '')) : ADVICE[v.recommended_action]
   return `Step ${r.step_number} is ${alignment} with ${drift}${extra}; recommended action: ${v.recommended_action}, ${advice}.`
 }
 

@@ -17,7 +17,11 @@ export function completionsUrl(base: string): string {
   return trimmed.endsWith('/chat/completions') ? trimmed : `${trimmed}/chat/completions`
 }
 
-export function createLlmVerify(config: LlmConfig, dispatcher?: Dispatcher): LlmVerifyFn {
+/** A verification answers a score and one sentence; a second opinion needs room for its analysis. */
+const VERIFY_MAX_TOKENS = 150
+export const OPINION_MAX_TOKENS = 400
+
+export function createLlmVerify(config: LlmConfig, maxTokens = VERIFY_MAX_TOKENS, dispatcher?: Dispatcher): LlmVerifyFn {
   const post = providerPost({
     url: completionsUrl(config.url),
     apiKey: config.apiKey,
@@ -27,7 +31,7 @@ export function createLlmVerify(config: LlmConfig, dispatcher?: Dispatcher): Llm
     dispatcher,
   })
   return async (prompt: string): Promise<string> => {
-    const json = await post({ model: config.model, messages: [{ role: 'user', content: prompt }], temperature: 0, max_tokens: 150 })
+    const json = await post({ model: config.model, messages: [{ role: 'user', content: prompt }], temperature: 0, max_tokens: maxTokens })
     const content = (json as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content
     if (typeof content !== 'string') throw new Error('LLM answer has no choices[0].message.content')
     return content

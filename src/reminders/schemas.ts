@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { LIMITS } from './model.js'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
+import { WarnAt } from '../sessions/detection-schemas.js'
 import { HookSettings, HookSettingsUpdate } from '../hooks/settings.js'
 import { SessionConfigInput } from '../sessions/schemas.js'
 
@@ -148,6 +149,21 @@ export const SearchResults = Type.Object(
   { title: 'ReminderSearchResults' },
 )
 
+const DailyBudgetSchema = Type.Object(
+  {
+    tokens: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Tokens all sessions of the agent may report in a day.' })),
+    cost_usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Dollars all sessions of the agent may report in a day.' })),
+    warn_at: Type.Optional(WarnAt),
+  },
+  {
+    additionalProperties: false,
+    title: 'DailyBudget',
+    description:
+      "The agent's budget per day (in its timezone) across all its sessions, sub-agents' included: each warning threshold crossed emits `agent.budget_warning`, " +
+      'the step that spends it `agent.budget_exceeded`, and every step that spends after that answers `abort` (null: none).',
+  },
+)
+
 export const Settings = Type.Object(
   {
     timezone: Type.String(),
@@ -156,6 +172,7 @@ export const Settings = Type.Object(
     injection_budget_tokens: Type.Integer(),
     session_defaults: SessionConfigInput,
     hooks: HookSettings,
+    daily_budget: Nullable(DailyBudgetSchema),
   },
   { title: 'Settings' },
 )
@@ -169,6 +186,7 @@ export const SettingsUpdate = Body(
     // Replaces the config of the sessions goalkeeper opens itself (coding-agent hooks).
     session_defaults: Type.Optional(SessionConfigInput),
     hooks: Type.Optional(HookSettingsUpdate),
+    daily_budget: Type.Optional(Nullable(DailyBudgetSchema)),
   },
   { examples: [{ timezone: 'Europe/Berlin', quiet_hours: { start: '22:00', end: '07:00' } }] },
 )

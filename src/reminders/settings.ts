@@ -14,6 +14,8 @@ import { computeNextFire } from './schedule.js'
 import { resolveSessionConfig, SessionConfigError, type SessionConfigInput } from '../engine/session-config.js'
 import { badRequest } from '../errors.js'
 import { DEFAULT_HOOK_SETTINGS, type HookSettings } from '../hooks/settings.js'
+import { budgetProblem } from '../engine/budget.js'
+import { dailyBudgetOf, type DailyBudget } from '../engine/agent-budget.js'
 
 export interface AgentSettings {
   timezone: string
@@ -23,6 +25,8 @@ export interface AgentSettings {
   /** The config of sessions goalkeeper opens itself (coding-agent hooks). */
   session_defaults: SessionConfigInput
   hooks: HookSettings
+  /** The agent's budget per day across all its sessions (agent-budget.ts), or null. */
+  daily_budget: DailyBudget | null
 }
 
 export type SettingsUpdate = Partial<Omit<AgentSettings, 'hooks'>> & { hooks?: Partial<HookSettings> }
@@ -34,6 +38,7 @@ export const DEFAULT_SETTINGS: Readonly<AgentSettings> = {
   injection_budget_tokens: 1500,
   session_defaults: {},
   hooks: DEFAULT_HOOK_SETTINGS,
+  daily_budget: null,
 }
 export const SETTINGS_BOUNDS = {
   max_reminders: { min: 1, max: 1_000_000 },
@@ -48,6 +53,7 @@ interface SettingsRow {
   injection_budget_tokens: number
   session_defaults: string
   hooks: string
+  daily_budget: string
 }
 
 function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
@@ -58,15 +64,15 @@ function checkInt(value: number, key: keyof typeof SETTINGS_BOUNDS): number {
   return value
 }
 
-const SELECT = `SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, session_defaults, hooks
+const SELECT = `SELECT timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, session_defaults, hooks, daily_budget
   FROM agent_settings WHERE agent_id = ?`
 const UPSERT = `INSERT INTO agent_settings
-  (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, session_defaults, hooks, updated_at)
-  VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @session_defaults, @hooks, @updated_at)
+  (agent_id, timezone, quiet_start, quiet_end, max_reminders, injection_budget_tokens, session_defaults, hooks, daily_budget, updated_at)
+  VALUES (@agent_id, @timezone, @quiet_start, @quiet_end, @max_reminders, @injection_budget_tokens, @session_defaults, @hooks, @daily_budget, @updated_at)
   ON CONFLICT (agent_id) DO UPDATE SET timezone = excluded.timezone, quiet_start = excluded.quiet_start,
     quiet_end = excluded.quiet_end, max_reminders = excluded.max_reminders,
     injection_budget_tokens = excluded.injection_budget_tokens, session_defaults = excluded.session_defaults,
-    hooks = excluded.hooks, updated_at = excluded.updated_at`
+    hooks = excluded.hooks, daily_budget = excluded.daily_budget, updated_at = excluded.updated_at`
 
 /** The API.md defaults (the columns' defaults) for an agent that has no row yet. */
 const ENSURE = 'INSERT INTO agent_settings (agent_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING'
@@ -108,6 +114,7 @@ export class SettingsService {
         injection_budget_tokens: next.injection_budget_tokens,
         session_defaults: JSON.stringify(next.session_defaults),
         hooks: JSON.stringify(next.hooks),
+        daily_budget: JSON.stringify(next.daily_budget ?? {}),
         updated_at: now,
       })
       if (before.timezone !== next.timezone) {
@@ -132,6 +139,7 @@ function fromRow(row: SettingsRow | undefined): AgentSettings {
     injection_budget_tokens: row.injection_budget_tokens,
     session_defaults: JSON.parse(row.session_defaults) as SessionConfigInput,
     hooks: { ...DEFAULT_HOOK_SETTINGS, ...(JSON.parse(row.hooks) as Partial<HookSettings>) },
+    daily_budget: dailyBudgetOf(row.daily_budget),
   }
 }
 
@@ -159,7 +167,17 @@ function checked(update: SettingsUpdate): SettingsUpdate {
   }
   if (update.session_defaults !== undefined) out.session_defaults = checkedSessionDefaults(update.session_defaults)
   if (update.hooks !== undefined) out.hooks = { ...update.hooks }
+  if (update.daily_budget !== undefined) out.daily_budget = checkedDailyBudget(update.daily_budget)
   return out
+}
+
+/** A daily budget: at least one limit, each > 0, warn_at ascending in (0, 1) (400 naming the field). */
+function checkedDailyBudget(b: DailyBudget | null): DailyBudget | null {
+  if (b === null) return null
+  const problem: [string, string] | null =
+    b.tokens === undefined && b.cost_usd === undefined ? ['daily_budget', 'needs tokens or cost_usd (null: no daily budget)'] : budgetProblem(b, 'daily_budget')
+  if (problem !== null) throw badRequest(`Invalid daily_budget: ${problem[0]} ${problem[1]}.`, [{ path: fieldPath('body', ...problem[0].split('/')), message: problem[1] }])
+  return { ...b, ...(b.warn_at === undefined ? {} : { warn_at: [...b.warn_at] }) }
 }
 
 /** Session defaults pass the same checks as a session's own config (400 naming the field). */

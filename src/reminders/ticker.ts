@@ -51,6 +51,8 @@ export class Ticker {
   private readonly leaseMs: number
   private readonly onError: (err: unknown) => void
   private task: ScheduledTask | undefined
+  /** Claims whose fire failed, tried first on the next tick. */
+  private held: Claim[] = []
 
   constructor(opts: TickerOptions) {
     this.db = opts.db
@@ -68,6 +70,10 @@ export class Ticker {
   async tick(nowMs: number = this.clock()): Promise<TickResult> {
     const out: TickResult = { fired: 0, held: 0, skipped: 0 }
     const started = performance.now()
+    // Claims a failed fire left (the database away or too slow), while their lease still keeps them ours.
+    const held = this.held.filter((c) => c.claimed_until > nowMs)
+    this.held = []
+    if (held.length > 0) await this.fireClaimed(held, nowMs, out)
     for (;;) {
       const claims = await this.store.claimDue(nowMs, nowMs + this.leaseMs, this.batchSize)
       if (claims.length === 0) break
@@ -79,25 +85,38 @@ export class Ticker {
     return out
   }
 
-  /** One transaction: every claim still ours is fired (or found moved on) and released. */
-  private fireClaimed(claims: readonly Claim[], nowMs: number, out: TickResult): Promise<void> {
-    return this.db.transaction(async () => {
-      const byAgent = new Map<string, AgentSettings>()
-      // Claims come soonest first; rows are locked in that order, as every ticker locks them.
-      for (const claim of claims) {
-        const row = await this.store.claimed(claim)
-        // Retaken by another ticker after the lease ran out, or deleted meanwhile.
-        if (!row) continue
-        await this.store.release(claim)
-        // A patch, a manual trigger or a turn may have moved it on since the claim.
-        if (row.next_fire_at === null || row.next_fire_at > nowMs) continue
-        let s = byAgent.get(row.agent_id)
-        if (!s) byAgent.set(row.agent_id, (s = await this.settings.get(row.agent_id)))
-        const done = await fireDue(this.store, row, nowMs, s)
-        if (done.kind === 'fired') out.fired += done.announced
-        else out[done.kind]++
-      }
-    })
+  /**
+   * One transaction: every claim still ours is fired (or found moved on) and released. When it
+   * fails, the claims are kept for the next tick instead of waiting out their lease: a claim that
+   * has meanwhile been retaken, or whose fire did commit after all, is found no longer ours then.
+   */
+  private async fireClaimed(claims: readonly Claim[], nowMs: number, out: TickResult): Promise<void> {
+    const batch: TickResult = { fired: 0, held: 0, skipped: 0 }
+    try {
+      await this.db.transaction(async () => {
+        const byAgent = new Map<string, AgentSettings>()
+        // Claims come soonest first; rows are locked in that order, as every ticker locks them.
+        for (const claim of claims) {
+          const row = await this.store.claimed(claim)
+          // Retaken by another ticker after the lease ran out, or deleted meanwhile.
+          if (!row) continue
+          await this.store.release(claim)
+          // A patch, a manual trigger or a turn may have moved it on since the claim.
+          if (row.next_fire_at === null || row.next_fire_at > nowMs) continue
+          let s = byAgent.get(row.agent_id)
+          if (!s) byAgent.set(row.agent_id, (s = await this.settings.get(row.agent_id)))
+          const done = await fireDue(this.store, row, nowMs, s)
+          if (done.kind === 'fired') batch.fired += done.announced
+          else batch[done.kind]++
+        }
+      })
+    } catch (err) {
+      this.held.push(...claims)
+      throw err
+    }
+    out.fired += batch.fired
+    out.held += batch.held
+    out.skipped += batch.skipped
   }
 
   /**

@@ -3,6 +3,10 @@ import { JsonObjectInput, type JsonLimits } from '../schemas.js'
 import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/loops.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
+import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
+import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/busy-stall.js'
+import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/budget.js'
+import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/second-opinion.js'
 
 /**
  * TypeBox schemas of loop kinds, escalation, reminders that don't nag and budgets: the optional
@@ -15,8 +19,37 @@ export const LoopKind = Type.Enum([...LOOP_KINDS], {
     'repeat: the same step and result (the seed\'s state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +
     'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; ' +
     'same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; ' +
-    'error_cascade: tool calls failing in a row across different calls.',
+    'error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.',
 })
+
+/** A tool list: names, or prefixes ending in `*` (`mcp__github__*`). */
+function ToolNames(description: string) {
+  return Type.Array(Type.String({ minLength: 1, maxLength: TOOL_NAME_MAX }), { maxItems: TOOLS_MAX, description: `${description} A name ending in \`*\` stands for every tool it begins.` })
+}
+
+export const ToolsBody = Type.Object(
+  { tools: ToolNames('The tools the agent has now.') },
+  { additionalProperties: false, examples: [{ tools: ['Read', 'Edit', 'Bash', 'Grep', 'mcp__github__*'] }] },
+)
+export const ToolsReply = Type.Object({ tools: Type.Array(Type.String()) }, { title: 'SessionTools' })
+
+export const UnknownTool = Type.Object(
+  {
+    name: Type.String({ description: 'The tool called.' }),
+    similar: Type.Array(Type.String(), { description: "The session's tools nearest to it (a typo, another casing), at most 3." }),
+    count: Type.Integer({ description: 'Calls in a row to tools the session does not have, this one included.' }),
+  },
+  { title: 'UnknownTool', description: 'The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).' },
+)
+
+export const BusyStall = Type.Object(
+  {
+    count: Type.Integer({ description: 'Tool calls in a row without news, this one included.' }),
+    since: Type.Integer({ description: 'The step number of the first of them.' }),
+    advice: Type.String({ description: 'One sentence the model can act on.' }),
+  },
+  { title: 'BusyStall', description: 'Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).' },
+)
 
 const thresholds = Object.fromEntries(
   LOOP_KINDS.map((k) => [
@@ -25,12 +58,54 @@ const thresholds = Object.fromEntries(
   ]),
 )
 
+/** Warning thresholds of a budget (a session's, an agent's daily). */
+export const WarnAt = Type.Array(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }), {
+  maxItems: WARN_AT_MAX,
+  description: `Fractions of the budget whose crossing is a warning, ascending (default ${DEFAULT_WARN_AT.join(', ')}): in the verdict (\`warning\`, \`crossed\`) and one event per threshold crossed.`,
+})
+
 const Budget = Type.Object(
   {
     tokens: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Tokens the steps may report in all.' })),
     cost_usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Dollars the steps may report in all.' })),
+    warn_at: Type.Optional(WarnAt),
+    usd_per_million_tokens: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, description: "Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred)." }),
+    ),
   },
-  { additionalProperties: false, description: 'Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once).' },
+  {
+    additionalProperties: false,
+    description: 'Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once).',
+  },
+)
+
+const SecondOpinionInput = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: OPINION_MIN, maximum: OPINION_MAX, description: `Steps before the first opinion (default ${OPINION_DEFAULTS.after}).` })),
+    every: Type.Optional(
+      Type.Integer({
+        minimum: OPINION_MIN,
+        maximum: OPINION_MAX,
+        description: `Steps between two opinions (default ${OPINION_DEFAULTS.every}); half as many after an unsure answer (confidence below ${UNSURE}, or a "no" the second call did not confirm).`,
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      `A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last ${OPINION_STEPS} steps and answers whether the agent is making progress. ` +
+      `A "no" with confidence ${CONFIDENT} or more, confirmed by a second call, answers replan with its analysis (\`verification.second_opinion\`). A provider that fails changes no verdict. Off when absent.`,
+  },
+)
+
+export const SecondOpinionReport = Type.Object(
+  {
+    progress: Type.Boolean({ description: 'Whether the model finds the agent making progress.' }),
+    confidence: Type.Number({ description: 'Its confidence, 0 to 1.' }),
+    analysis: Type.String({ description: 'What it finds going wrong and what to do instead (may be empty).' }),
+    confirmed: Type.Boolean({ description: `A "no" with confidence ${CONFIDENT} or more that a second call agreed with: the step answers at least replan.` }),
+  },
+  { title: 'SecondOpinion', description: 'The LLM\'s second opinion, on a step it was asked for (config.second_opinion).' },
 )
 
 /** The detection fields of SessionConfigInput; stored and returned only when given. */
@@ -69,6 +144,15 @@ export const DetectionConfigInput = {
     Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` }),
   ),
   budget: Type.Optional(Budget),
+  busy_after: Type.Optional(
+    Type.Integer({
+      minimum: MIN_BUSY_AFTER,
+      maximum: MAX_BUSY_AFTER,
+      description: `Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (\`verification.busy_stall\`, \`session.stalled\` with kind busy). A new session gets ${DEFAULT_BUSY_AFTER}; a session stored without it is not watched.`,
+    }),
+  ),
+  tools: Type.Optional(ToolNames('The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.')),
+  second_opinion: Type.Optional(SecondOpinionInput),
 }
 
 /** The same fields as a stored session returns them. */
@@ -82,7 +166,17 @@ export const DetectionConfig = {
   drift_abort: Type.Optional(Type.Boolean()),
   skip_unchanged: Type.Optional(Type.Boolean()),
   resend_unchanged_after: Type.Optional(Type.Integer()),
-  budget: Type.Optional(Type.Object({ tokens: Type.Optional(Type.Number()), cost_usd: Type.Optional(Type.Number()) })),
+  budget: Type.Optional(
+    Type.Object({
+      tokens: Type.Optional(Type.Number()),
+      cost_usd: Type.Optional(Type.Number()),
+      warn_at: Type.Optional(Type.Array(Type.Number())),
+      usd_per_million_tokens: Type.Optional(Type.Number()),
+    }),
+  ),
+  tools: Type.Optional(Type.Array(Type.String())),
+  busy_after: Type.Optional(Type.Integer()),
+  second_opinion: Type.Optional(Type.Object({ after: Type.Optional(Type.Integer()), every: Type.Optional(Type.Integer()) })),
 }
 
 /** A tool call's arguments may carry a file's content; the step's output allows 200,000 characters. */
@@ -96,7 +190,7 @@ export const StepSignalsInput = {
         name: Type.String({ minLength: 1, maxLength: 200 }),
         args: JsonObjectInput(TOOL_ARGS_LIMITS, "The call's arguments, a JSON object."),
       },
-      { additionalProperties: false, description: 'The tool call this step made: `same_call`, `error_repeat` and the exemptions read it.' },
+      { additionalProperties: false, description: 'The tool call this step made: the loop kinds, the exemptions and evidence read it.' },
     ),
   ),
   error: Type.Optional(Type.Boolean({ description: 'The step failed (its output is an error): `error_repeat` reads it.' })),
@@ -130,8 +224,22 @@ export const SpendReport = Type.Object(
     // `type: [number, null]` rather than anyOf: the reply serializer then needs no validator.
     budget_fraction: Type.Unsafe<number | null>({ type: ['number', 'null'], description: 'Spent / budget (the larger over tokens and cost_usd); null without a budget.' }),
     runaway: Type.Boolean({ description: 'The last 5 steps spent at least twice the session\'s average rate while the plan did not move.' }),
+    warning: Type.Optional(Type.Number({ description: 'The highest warning threshold (budget.warn_at) reached so far.' })),
+    crossed: Type.Optional(Type.Array(Type.Number(), { description: 'The warning thresholds this step crossed.' })),
   },
   { title: 'SpendReport', description: 'On sessions with a budget or steps reporting tokens / cost_usd.' },
+)
+
+export const AgentBudgetReport = Type.Object(
+  {
+    day: Type.String({ description: "The day counted, in the agent's timezone (YYYY-MM-DD)." }),
+    tokens: Type.Number({ description: 'Tokens all sessions of the agent reported that day.' }),
+    cost_usd: Type.Number({ description: 'Dollars all sessions of the agent reported that day.' }),
+    budget_fraction: Type.Number({ description: 'Spent / daily budget, the larger over tokens and cost_usd.' }),
+    warning: Type.Optional(Type.Number({ description: 'The highest warning threshold reached that day.' })),
+    crossed: Type.Optional(Type.Array(Type.Number(), { description: 'The warning thresholds this step crossed.' })),
+  },
+  { title: 'AgentBudgetReport', description: "The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent." },
 )
 
 export const UnchangedSkip = Type.Object(

@@ -19,6 +19,7 @@ export interface Session {
   metadata: Record<string, unknown>
   state: GoalState
   external_id: string | null
+  parent_id: string | null
   created_at: string
   updated_at: string
 }
@@ -26,6 +27,8 @@ export interface Session {
 export interface CreateSessionInput {
   goal: string
   external_id?: string
+  /** The session of the same agent this one works for (a sub-agent's session names its parent's). */
+  parent_id?: string
   plan?: string[]
   config?: SessionConfigInput
   metadata?: Record<string, unknown>
@@ -80,6 +83,7 @@ export function toSession(row: SessionRow): Session {
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     state: JSON.parse(row.state) as GoalState,
     external_id: row.external_id,
+    parent_id: row.parent_id,
     created_at: isoAt(row.created_at),
     updated_at: isoAt(row.updated_at),
   }

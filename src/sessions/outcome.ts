@@ -5,6 +5,7 @@
 import type { DriftEvent } from '../engine/goal-dna.js'
 import type { GoalSession, SessionEvent, StepResult } from '../engine/goal-session.js'
 import { conflict, transientConflict } from '../errors.js'
+import type { EventType } from '../webhooks/outbox.js'
 import { signalColumns, type StepInput } from './model.js'
 import type { DriftEventInsert, SessionKey, StateWrite, StepInsert } from './repository.js'
 
@@ -17,6 +18,13 @@ export interface Outcome<T> {
   step?: { input: StepInput; result: StepResult }
   /** Write a snapshot even for a step (one computed off the pinned clock, e.g. while an LLM answered). */
   snapshot?: boolean
+  /**
+   * Runs in the write's transaction before its rows are made (a step charging the agent's daily
+   * budget); it may change `result` and add `agent_events`.
+   */
+  inTransaction?: () => Promise<void>
+  /** Events of the agent rather than the session (`agent.budget_warning`), written with the rows. */
+  agent_events?: [EventType, Record<string, unknown>][]
 }
 
 /** The version check failed: another writer committed first. */

@@ -21,6 +21,7 @@ export type DriftEventInsert = InferInsertModel<typeof driftEvents, Db>
 export interface SessionFilter {
   status?: string | undefined
   external_id?: string | undefined
+  parent_id?: string | undefined
 }
 
 /** What a write needs of the row: which session, whether it is active, and its version. */
@@ -68,7 +69,7 @@ export type AttrsWrite = {
   updated_at: number
 }
 
-const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, external_id, created_at, updated_at'
+const META = 'id, agent_id, goal, plan, status, config, metadata, state, version, external_id, parent_id, created_at, updated_at'
 const STEP = `session_id, step_number, agent_id, description, output, verification, drift, recommended_action, created_at, version,
   tool, error, tokens, cost_usd`
 /** The columns that make a row large, which a list page bounds in bytes (pagination.ts). */
@@ -113,7 +114,7 @@ const DIALECT = {
 
 const SQL = {
   insert: `INSERT INTO sessions (${META})
-    VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @external_id, @created_at, @updated_at)
+    VALUES (@id, @agent_id, @goal, @plan, @status, @config, @metadata, @state, @version, @external_id, @parent_id, @created_at, @updated_at)
     ON CONFLICT DO NOTHING`,
   meta: `SELECT ${META} FROM sessions WHERE agent_id = ? AND id = ?`,
   byExternalId: `SELECT ${META} FROM sessions WHERE agent_id = ? AND external_id = ?`,
@@ -243,7 +244,7 @@ export class SessionRepository {
   list(agentId: string, filter: SessionFilter, limit: number, cursor: string | undefined, newestFirst = false): Promise<SessionRow[]> {
     const where = ['agent_id = ?']
     const params: unknown[] = [agentId]
-    for (const key of ['status', 'external_id'] as const) {
+    for (const key of ['status', 'external_id', 'parent_id'] as const) {
       if (filter[key] === undefined) continue
       where.push(`${key} = ?`)
       params.push(filter[key])

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { SessionsService } from './service.js'
+import { ToolsBody, ToolsReply } from './detection-schemas.js'
 import { INT4_MAX, NumberedPageQuery, problemResponses } from '../schemas.js'
 import {
   CreateSessionBody,
@@ -131,6 +132,22 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
       },
     },
     async (request) => await sessions.setPlan(request.agentId, request.params.id, request.body.steps),
+  )
+
+  app.put(
+    '/sessions/:id/tools',
+    {
+      config: { auth: 'agent' },
+      schema: {
+        operationId: 'setTools',
+        tags,
+        summary: 'Report the tools the agent has now: a step calling another is named at once (replaces config.tools and any earlier report).',
+        params: SessionParams,
+        body: ToolsBody,
+        response: { 200: ToolsReply, ...problemResponses },
+      },
+    },
+    async (request) => await sessions.reportTools(request.agentId, request.params.id, request.body.tools),
   )
 
   app.get(

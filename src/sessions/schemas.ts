@@ -2,7 +2,7 @@ import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestamp, type JsonLimits } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
-import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput } from './detection-schemas.js'
+import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
 
 /** TypeBox schemas of API.md "Goal sessions": one per shape, used for validation, types and OpenAPI. */
 
@@ -111,6 +111,7 @@ export const Session = Type.Object(
     metadata: Metadata,
     state: GoalState,
     external_id: Type.Union([ExternalId, Type.Null()]),
+    parent_id: Type.Union([Type.String(), Type.Null()], { description: 'The session this one works for (a sub-agent\'s session names its parent\'s); null when none.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -127,6 +128,9 @@ export const CreateSessionBody = Body(
     config: Type.Optional(SessionConfigInput),
     metadata: Type.Optional(MetadataInput),
     external_id: Type.Optional(ExternalId),
+    parent_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: "A session of the same agent this one works for (a sub-agent's session names its parent's)." }),
+    ),
   },
   { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
 )
@@ -151,6 +155,7 @@ export const SessionListQuery = Type.Object({
   ...PaginationQuery('ses').properties,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])),
   external_id: Type.Optional(ExternalId),
+  parent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A parent session's id: its sub-agents' sessions." })),
 })
 
 export const SetGoalBody = Body(
@@ -174,6 +179,10 @@ export const StepVerification = Type.Object(
     recommended_action: Action,
     loop: Type.Optional(LoopFinding),
     spend: Type.Optional(SpendReport),
+    unknown_tool: Type.Optional(UnknownTool),
+    busy_stall: Type.Optional(BusyStall),
+    agent_budget: Type.Optional(AgentBudgetReport),
+    second_opinion: Type.Optional(SecondOpinionReport),
   },
   { title: 'StepVerification' },
 )

@@ -17,6 +17,11 @@ import type { ChatMessage } from '../engine/recitation.js'
 import type { StopCheck } from '../engine/agent-turn.js'
 import type { StepTool } from '../engine/loops.js'
 import { SessionConfigError } from '../engine/session-config.js'
+import { toolsProblem } from '../engine/detection-config.js'
+import { stepCost } from '../engine/budget.js'
+import { toolCallText } from '../engine/loops.js'
+import { truncateChars } from '../engine/text.js'
+import { AgentDays } from './agent-days.js'
 import { badRequest, conflict, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Metrics } from '../metrics.js'
@@ -27,6 +32,7 @@ import {
   SPARKLINE_STEPS, signalColumns, signalsOf, toDigest, toDriftEvent, toSession, toStep,
   type CreateSessionInput, type Session, type SessionDigest, type SessionStatus, type StepInput, type StepLogEntry,
 } from './model.js'
+import { prepareOpinion } from './opinion-lookup.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
 import type { SessionFilter, SessionKey } from './repository.js'
 import { assertActive, LostRace, raceConflict, type Outcome } from './outcome.js'
@@ -39,6 +45,8 @@ export interface SessionsDeps {
   metrics: Metrics
   /** Set when GOALKEEPER_LLM_URL is configured; used by sessions with `config.llm_verify`. */
   llmVerify?: LlmVerifyFn
+  /** The same LLM with room for an analysis; used by sessions with `config.second_opinion`. */
+  llmOpinion?: LlmVerifyFn
   llmTimeoutMs?: number
   /** Set when GOALKEEPER_EMBEDDINGS_URL is configured; used by sessions with `config.similarity: embeddings`. */
   embeddings?: GoalEmbeddings
@@ -46,19 +54,24 @@ export interface SessionsDeps {
   cacheMax?: number
 }
 
+
 export class SessionsService implements TurnPartsProvider {
   readonly store: SessionStore
   private readonly db: SqlDatabase
   private readonly clock: Clock
   private readonly metrics: Metrics
   private readonly llmVerify: LlmVerifyFn | undefined
+  private readonly llmOpinion: LlmVerifyFn | undefined
   private readonly embeddings: GoalEmbeddings | undefined
+  private readonly daily: AgentDays
 
   constructor(deps: SessionsDeps) {
     this.db = deps.db
+    this.daily = new AgentDays(deps.db, deps.clock)
     this.clock = deps.clock
     this.metrics = deps.metrics
     this.llmVerify = deps.llmVerify
+    this.llmOpinion = deps.llmOpinion
     this.embeddings = deps.embeddings
     this.store = new SessionStore({
       db: deps.db,
@@ -80,10 +93,14 @@ export class SessionsService implements TurnPartsProvider {
     try {
       if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) throw new SessionConfigError('similarity', `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`)
       if (input.config?.llm_verify === true && this.llmVerify === undefined) throw new SessionConfigError('llm_verify', 'true needs an LLM: no LLM configured (GOALKEEPER_LLM_URL)')
+      if (input.config?.second_opinion !== undefined && this.llmOpinion === undefined) throw new SessionConfigError('second_opinion', 'needs an LLM: no LLM configured (GOALKEEPER_LLM_URL)')
       session = this.store.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
     } catch (err) {
       if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: fieldPath('body', 'config', err.field), message: err.message }])
       throw err
+    }
+    if (input.parent_id !== undefined && (await this.store.repo.key(agentId, input.parent_id)) === undefined) {
+      throw badRequest(`parent_id ${JSON.stringify(input.parent_id)} is not a session of this agent.`, [{ path: fieldPath('body', 'parent_id'), message: 'no such session' }])
     }
     const now = this.clock()
     const row = {
@@ -97,6 +114,7 @@ export class SessionsService implements TurnPartsProvider {
       state: JSON.stringify(session.state()),
       version: 1,
       external_id: input.external_id ?? null,
+      parent_id: input.parent_id ?? null,
       created_at: now,
       updated_at: now,
     }
@@ -174,34 +192,41 @@ export class SessionsService implements TurnPartsProvider {
 
   /**
    * The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside
-   * any transaction, on a private copy that commits only if no other write came first.
+   * any transaction, on a private copy that commits only if no other write came first; a second
+   * opinion that is due (`config.second_opinion`) is asked before either (opinion-lookup.ts).
    */
   async step(agentId: string, id: string, input: StepInput, uow: UnitOfWork = this.own()): Promise<StepResult> {
     const description = input.description
     const output = input.output ?? ''
     // As the journal will replay them (through the row's columns), so a restart gives the same verdicts.
     const signals = signalsOf(signalColumns(input))
-    const stepOn = (raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp): Outcome<StepResult> => {
+    // Only a step that spends can move the agent's day: the others need not read its budget.
+    const day = signals.tokens !== undefined || signals.cost_usd !== undefined ? await this.daily.budgetOf(agentId, this.clock()) : null
+    const stepOn = (s: GoalSession, raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp, snapshot = false): Outcome<StepResult> => {
       noteFallback(raw.drift, looked)
       const { events, ...result } = raw
-      return { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result } }
+      const outcome: Outcome<StepResult> = { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result }, snapshot }
+      if (day !== null) outcome.inTransaction = () => this.daily.charge(agentId, id, day, signals.tokens ?? 0, stepCost(signals.tokens, signals.cost_usd, s.config.budget?.usd_per_million_tokens), outcome)
+      return outcome
     }
     // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
-    if (this.llmVerify === undefined && this.embeddings === undefined) {
-      return this.counted(await this.write(agentId, id, (s) => stepOn(s.step(description, output, undefined, signals)), uow))
+    if (this.llmVerify === undefined && this.llmOpinion === undefined && this.embeddings === undefined) {
+      return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, undefined, signals)), uow))
     }
     const meta = await this.store.meta(agentId, id)
     assertActive(meta)
     const looked = await lookUp(this.embeddings, meta, description)
+    // A step with an opinion is not replayable as a journal entry (a replay asks no LLM): it takes a snapshot.
+    const opinion = await prepareOpinion(this.store, this.llmOpinion, meta, description, output)
     if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
-      return this.counted(await this.write(agentId, id, (s) => stepOn(s.step(description, output, similarityFor(s, looked), signals), looked), uow))
+      return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, similarityFor(s, looked), signals, opinion), looked, opinion !== undefined), uow))
     }
     let key: SessionKey = meta
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const copy = await this.store.load(key)
-      const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked), signals)
+      const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked), signals, opinion)
       // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
-      const outcome = { ...stepOn(raw, looked), snapshot: true }
+      const outcome = stepOn(copy.session, raw, looked, true)
       try {
         return this.counted(await this.store.persistCopy(uow, key, copy, outcome))
       } catch (err) {
@@ -307,14 +332,27 @@ export class SessionsService implements TurnPartsProvider {
     return this.write(agentId, id, (s) => ({ result: s.userPrompt(prompt) }))
   }
 
-  /** Read-only: why a coding agent should not make this tool call now, or null. */
-  gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
+  /** The tools the agent has now (PUT …/tools): a step calling another is named at once. */
+  async reportTools(agentId: string, id: string, tools: string[]): Promise<{ tools: string[] }> {
+    const problem = toolsProblem(tools, 'tools')
+    if (problem !== null) throw badRequest(`Invalid tools: ${problem[0]} ${problem[1]}.`, [{ path: fieldPath('body', ...problem[0].split('/')), message: problem[1] }])
+    return { tools: await this.write(agentId, id, (s) => ({ result: s.reportTools(tools) })) }
+  }
+
+  /** Read-only: why a coding agent should not make this tool call now (the agent's daily budget spent, SessionDetection.gate), or null. */
+  async gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
+    const spent = await this.daily.spent(agentId)
+    if (spent !== null) {
+      await this.store.key(agentId, id)
+      return `goalkeeper: ${spent}, so "${truncateChars(toolCallText(tool), 120)}" is not run. Stop here and report what is done and what is left.`
+    }
     return this.store.read(agentId, id, (s) => s.gateTool(tool))
   }
 
   /** A coding agent wants to stop: whether to ask it to carry on with open plan items (`session.stopped` when it may stop). */
-  stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
-    return this.write(agentId, id, (s) => s.stop(maxBlocks))
+  async stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
+    const spent = (await this.daily.spent(agentId)) !== null
+    return this.write(agentId, id, (s) => s.stop(maxBlocks, spent))
   }
 
   /** A coding agent's context was compacted: its next answer recites the session (`reciteAfterCompaction`). */

@@ -166,7 +166,7 @@ export class SessionStore {
         const outcome = cached.clock.at(now, () => fn(cached.session))
         const key = { id, agent_id: agentId }
         // A journaled step with no events to report is atomic on its own: one statement on PostgreSQL.
-        const atomic = this.stepWrite(cached, outcome) && (outcome.events ?? []).length === 0
+        const atomic = this.stepWrite(cached, outcome) && (outcome.events ?? []).length === 0 && outcome.inTransaction === undefined
         const written = await this.attempt(() => this.writeIn(uow, async () => ({ outcome, next: await this.persist(key, cached, outcome, now) }), atomic))
         if (written !== LOST) return written
       }
@@ -270,6 +270,7 @@ export class SessionStore {
    * caller holds the transaction.
    */
   async persist<T>(key: Pick<SessionKey, 'id' | 'agent_id'>, entry: Hydrated, outcome: Outcome<T>, now: number = this.clock()): Promise<Hydrated> {
+    if (outcome.inTransaction !== undefined) await outcome.inTransaction()
     const journaled = this.journaled(entry, outcome)
     const version = entry.version + 1
     const { state, step, drift } = rowsOf({ id: key.id, agent_id: key.agent_id, version: entry.version }, entry.session, outcome, journaled, now)
@@ -281,6 +282,7 @@ export class SessionStore {
       for (const row of drift) await this.repo.insertDriftEvent(row)
     }
     for (const e of outcome.events ?? []) await this.outbox.enqueue(key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
+    for (const [type, data] of outcome.agent_events ?? []) await this.outbox.enqueue(key.agent_id, type, data, now)
     return { ...entry, version, pending: journaled ? entry.pending + 1 : 0 }
   }
 }

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Agent } from 'undici'
 import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
@@ -8,6 +9,9 @@ import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './deliv
 import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
 import { activeSecrets, signatureHeader } from './sign.js'
 import { guardedLookup, literalHostForbidden } from './url-guard.js'
+
+/** Between tries of an attempt's record that failed (the database away or too slow). */
+const RECORD_RETRY_MS = 1000
 
 type Undici = typeof import('undici')
 let undici: Promise<Undici> | undefined
@@ -44,6 +48,7 @@ export class Dispatcher {
   private readonly settings: DeliverySettings
   private readonly clock: Clock
   private readonly concurrency: number
+  private readonly leaseMs: number
   /** Created with the first delivery (see `loadUndici`). */
   private agent: Agent | undefined
   private readonly connect: ConstructorParameters<Undici['Agent']>[0]
@@ -62,7 +67,8 @@ export class Dispatcher {
     this.concurrency = opts.concurrency ?? 32
     this.onError = opts.onError ?? (() => {})
     this.onAttempt = opts.onAttempt ?? (() => {})
-    this.store = new DeliveryStore(opts.db, opts.settings, opts.leaseMs ?? opts.settings.timeoutMs + 30_000, opts.random)
+    this.leaseMs = opts.leaseMs ?? opts.settings.timeoutMs + 30_000
+    this.store = new DeliveryStore(opts.db, opts.settings, this.leaseMs, opts.random)
     // The guarded lookup runs on every connection, so the address checked is the address used.
     this.connect = {
       connect: opts.settings.allowPrivateUrls ? {} : { lookup: guardedLookup as never },
@@ -157,21 +163,34 @@ export class Dispatcher {
   private readonly recordQueue: [ClaimedDelivery, AttemptRecord][] = []
   private recordFlush: Promise<void> | null = null
 
-  /** Queues an attempt record; everything queued in this event-loop turn commits together. */
+  /** Queues an attempt record; everything queued in this event-loop turn commits together (or fails together). */
   private recordSoon(d: ClaimedDelivery, r: AttemptRecord): Promise<void> {
     this.recordQueue.push([d, r])
-    this.recordFlush ??= new Promise<void>((resolve) =>
+    this.recordFlush ??= new Promise<void>((resolve, reject) =>
       setImmediate(() => {
         const batch = this.recordQueue.splice(0)
         this.recordFlush = null
-        this.store
-          .recordMany(batch)
-          // Unrecorded deliveries stay claimed and are retried once their lease ends.
-          .catch(this.onError)
-          .finally(resolve)
+        this.store.recordMany(batch).then(resolve, reject)
       }),
     )
     return this.recordFlush
+  }
+
+  /**
+   * Records an attempt, trying again while the claim's lease lasts when the record fails (the
+   * database away or too slow): a delivery sent but never recorded is sent again by the next claim
+   * after the lease. Past the lease, or when shutting down, it is left to that claim.
+   */
+  private async record(d: ClaimedDelivery, r: AttemptRecord): Promise<void> {
+    for (;;) {
+      try {
+        return await this.recordSoon(d, r)
+      } catch (err) {
+        this.onError(err)
+        if (this.abort.signal.aborted || this.clock() + RECORD_RETRY_MS >= d.claimedAt + this.leaseMs) return
+        await sleep(RECORD_RETRY_MS, undefined, { signal: this.abort.signal }).catch(() => undefined)
+      }
+    }
   }
 
   private async deliver(d: ClaimedDelivery): Promise<void> {
@@ -217,7 +236,7 @@ export class Dispatcher {
       outcome = { kind: 'retry', retryAfterMs: null }
       error = describeError(err, this.settings.timeoutMs)
     }
-    await this.recordSoon(d, {
+    await this.record(d, {
       id: newId('evt', attemptAt),
       outcome,
       statusCode,

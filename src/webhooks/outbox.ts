@@ -11,6 +11,9 @@ export const EVENT_TYPES = [
   'session.budget_exceeded',
   'session.stopped',
   'webhook.test',
+  'session.budget_warning',
+  'agent.budget_warning',
+  'agent.budget_exceeded',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 

@@ -26,6 +26,14 @@ describe('reminders, turns and settings', () => {
     await expect(client.reminders.get(reminder.id)).rejects.toMatchObject({ status: 404 })
   })
 
+  it("reports a session's tools, and a step calling another names it", async () => {
+    const { client } = await liveServer()
+    const session = await client.sessions.create({ goal: GOAL })
+    expect(await client.sessions.setTools(session.id, ['Read', 'Edit', 'Bash'])).toEqual({ tools: ['Read', 'Edit', 'Bash'] })
+    const step = await client.sessions.step(session.id, { description: 'read the limiter', tool: { name: 'ReadFile', args: { path: 'src/limiter.ts' } } })
+    expect(step.verification.unknown_tool).toEqual({ name: 'ReadFile', similar: ['Read'], count: 1 })
+  })
+
   it('passes a 422 through with its problem fields', async () => {
     const { client } = await liveServer()
     const err = await client.reminders.create({ title: 'never', trigger: { type: 'recurring', cron: '0 0 31 2 *' } }).catch((e: unknown) => e)

@@ -39,15 +39,37 @@ describe('loop kinds', () => {
     expect(firstLoop(run({}, [fail, fail, { ...fail, o: 'Error: flight HAT001 is full' }, fail]), 'error_repeat')).toBe(-1)
   })
 
-  it('same_call: the same tool and arguments 5 times whatever came back, argument order ignored', () => {
+  it('same_call, when listed: the same tool and arguments 5 times whatever came back, argument order ignored', () => {
     const steps = [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', i % 2 ? { id: 'X1', verbose: true } : { verbose: true, id: 'X1' }, `status ${i}`))
-    const r = run({}, steps)
+    const r = run({ loop_kinds: ['same_call'] }, steps)
     expect(r.slice(0, 4).every((x) => x.verification.loop === undefined)).toBe(true)
     expect(firstLoop(r, 'same_call')).toBe(4)
     expect(r[4]!.verification.loop!.steps).toEqual([1, 2, 3, 4, 5])
     // Different arguments are different calls.
-    const other = run({}, [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', { id: `X${i}` }, 'same')))
+    const other = run({ loop_kinds: ['same_call'] }, [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', { id: `X${i}` }, 'same')))
     expect(firstLoop(other, 'same_call')).toBe(-1)
+    // Off for a new session that lists no kinds: an answer that changes is polling or progress.
+    expect(run({}, steps).every((x) => x.verification.loop === undefined)).toBe(true)
+  })
+
+  it('same_edit: the same edit 3 times in a row whatever came back; other calls between, or different edits, are not one', () => {
+    const insert = { command: 'edit 1:1\npublic interface TypeClass<T> {}\nend_of_edit' }
+    const grown = (n: number) => `[File: /repo/TypeClass.java (${n} lines total)]\n1:public interface TypeClass<T> {}`
+    const edits = [3, 6, 9, 12].map((n) => call('edit', insert, grown(n)))
+    const r = run({}, edits)
+    expect(r.slice(0, 2).every((x) => x.verification.loop === undefined)).toBe(true)
+    expect(r[2]!.verification.loop).toMatchObject({ kind: 'same_edit', steps: [1, 2, 3], count: 3 })
+    expect(r[2]!.verification.loop!.advice).toMatch(/same edit .* was applied 3 times in a row/)
+    // Claude Code's tools and OpenHands' editor commands are edits too; messages between do not break the run.
+    const cc = (o: string) => call('Edit', { file_path: 'a.py', old_string: 'x', new_string: 'y', replace_all: true }, o)
+    expect(firstLoop(run({}, [cc('1 replaced'), { d: 'again' }, cc('2 replaced'), cc('4 replaced')]), 'same_edit')).toBe(3)
+    // Near misses: twice; a look between (the agent checked the file); the edit's arguments change; a read repeated with a changing answer.
+    expect(firstLoop(run({}, edits.slice(0, 2)), 'same_edit')).toBe(-1)
+    expect(firstLoop(run({}, [edits[0]!, edits[1]!, call('open', { command: 'open TypeClass.java' }, grown(6)), edits[2]!]), 'same_edit')).toBe(-1)
+    expect(firstLoop(run({}, [1, 2, 3].map((i) => call('edit', { command: `edit ${i}:${i}\nx\nend_of_edit` }, grown(i)))), 'same_edit')).toBe(-1)
+    expect(firstLoop(run({}, [1, 2, 3, 4].map((i) => call('open', { command: 'open TypeClass.java' }, grown(i)))), 'same_edit')).toBe(-1)
+    // Off unless listed.
+    expect(firstLoop(run({ loop_kinds: ['repeat'] }, edits), 'same_edit')).toBe(-1)
   })
 
   it('same_result: the same call with the same result (volatile parts masked) 3 times, edits between allowed', () => {
@@ -111,7 +133,7 @@ describe('loop kinds', () => {
 
   it('thresholds per kind: a higher one waits, a lower one fires earlier', () => {
     const c = call('get_status', { job: 1 }, 'running')
-    expect(firstLoop(run({ loop_thresholds: { same_call: 3 } }, [c, { ...c, o: 'still running' }, { ...c, o: 'queued' }]), 'same_call')).toBe(2)
+    expect(firstLoop(run({ loop_kinds: ['same_call'], loop_thresholds: { same_call: 3 } }, [c, { ...c, o: 'still running' }, { ...c, o: 'queued' }]), 'same_call')).toBe(2)
     const r = run({ loop_thresholds: { repeat: 4 } }, [{ d: 'x step' }, { d: 'x step' }, { d: 'x step' }, { d: 'x step' }])
     expect(r.map((x) => x.state.loop_detected)).toEqual([false, false, false, true])
   })
@@ -183,5 +205,32 @@ describe('loop kinds', () => {
     const resumed = GoalSession.fromJSON(JSON.parse(JSON.stringify(first.toJSON())), { clock })
     const rest = steps.slice(4).map((x) => resumed.step(x.d, x.o ?? '', undefined, { ...x, tokens: 5 }))
     expect(rest).toEqual(full.slice(4))
+  })
+})
+
+describe('the gate (a coding agent PreToolUse): the call that would complete a loop with nothing done between', () => {
+  const poll = { name: 'Bash', args: { command: 'gh run view 42' } }
+  const feed = (config: Record<string, unknown>, outputs: string[]) => {
+    const s = new GoalSession({ goal: GOAL, config }, { clock })
+    for (const o of outputs) s.step('Bash: gh run view 42', o, undefined, { tool: poll })
+    return s
+  }
+
+  it('same_result: denied after N−1 identical calls in a row answered alike; not when the answer moved or something was done between', () => {
+    expect(feed({}, ['queued', 'in progress (3.1s)', 'in progress (4.0s)']).gateTool(poll)).toMatch(/would make 3 identical calls in a row, and the last 2 were answered alike/)
+    expect(feed({}, ['queued', 'in progress 10%', 'in progress 40%']).gateTool(poll)).toBeNull()
+    const between = feed({}, ['in progress'])
+    between.step('Edit ci.yml', '', undefined, { tool: { name: 'Edit', args: { file_path: 'ci.yml', old_string: 'a', new_string: 'b' } } })
+    between.step('Bash: gh run view 42', 'in progress', undefined, { tool: poll })
+    expect(between.gateTool(poll)).toBeNull()
+    // Only under graduated escalation, and only with the kind on.
+    expect(feed({ escalation: 'seed' }, ['in progress', 'in progress']).gateTool(poll)).toBeNull()
+    expect(feed({ loop_kinds: ['error_repeat'] }, ['in progress', 'in progress']).gateTool(poll)).toBeNull()
+  })
+
+  it('same_call, when listed: the Nth identical call in a row whatever came back; off by default, so polling whose answer moves runs on', () => {
+    const moving = ['10%', '20%', '30%', '40%']
+    expect(feed({ loop_kinds: ['same_call'] }, moving).gateTool(poll)).toMatch(/would make 5 identical calls in a row/)
+    expect(feed({}, moving).gateTool(poll)).toBeNull()
   })
 })

@@ -1,14 +1,14 @@
 import { execFile, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { CACHE_ROOT, installPackage } from '../npm-cache.js'
 
 /**
- * A coding agent's CLI for the hook tests, installed from the npm registry into a cache outside
- * the repository (never a dependency of the project): `~/.cache/goalkeeper-test/<dir>/<version>`,
- * `GOALKEEPER_TEST_CACHE` moving the root. Versions are pinned: hook payloads change between
- * releases, so an upgrade is a deliberate edit (and a rerun of the README's findings).
+ * A coding agent's CLI for the hook tests, installed from the npm registry into the test cache
+ * (test/npm-cache.ts; never a dependency of the project). Versions are pinned: hook payloads change
+ * between releases, so an upgrade is a deliberate edit (and a rerun of the README's findings).
  */
 export interface NpmCli {
   /** As people name it, for the skip line. */
@@ -24,7 +24,6 @@ export interface NpmCli {
 }
 
 const run = promisify(execFile)
-const CACHE_ROOT = process.env.GOALKEEPER_TEST_CACHE ?? join(homedir(), '.cache', 'goalkeeper-test')
 
 export const cacheDir = (cli: NpmCli) => join(CACHE_ROOT, cli.dir, cli.version)
 
@@ -46,40 +45,11 @@ export function installCli(cli: NpmCli): Promise<string> {
 
 async function install(cli: NpmCli): Promise<string> {
   const override = process.env[cli.override]
-  const target = cacheDir(cli)
-  const bin = override ?? cli.binary(join(target, 'node_modules'))
-  if (override === undefined && !existsSync(bin)) {
-    mkdirSync(join(target, '..'), { recursive: true })
-    const staging = mkdtempSync(`${target}.partial-`)
-    try {
-      writeFileSync(join(staging, 'package.json'), '{ "private": true }\n')
-      // Only the npm registry: no install scripts (no download of their own), no lockfile, no
-      // audit. Off CI, an unreachable registry skips the tests at once, not after npm's retries.
-      const retries = process.env.CI === 'true' ? [] : ['--fetch-retries=0']
-      const args = ['install', '--prefix', staging, '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', ...retries]
-      await run('npm', [...args, `${cli.pkg}@${cli.version}`], { env: npmEnv(), timeout: 280_000, maxBuffer: 16 << 20 }).catch((err: Error & { stderr?: string }) => {
-        throw new Error(`npm install failed: ${err.stderr?.split('\n').find((l) => /error/i.test(l)) ?? err.message}`)
-      })
-      if (!existsSync(cli.binary(join(staging, 'node_modules')))) throw new Error(`npm installed no ${cli.name} executable for ${process.platform}-${process.arch}`)
-      try {
-        renameSync(staging, target)
-      } catch (err) {
-        if (!existsSync(bin)) throw err
-      }
-    } finally {
-      rmSync(staging, { recursive: true, force: true })
-    }
-  }
+  const bin = override ?? cli.binary(join(await installPackage(cli.dir, cli.pkg, cli.version), 'node_modules'))
+  if (override === undefined && !existsSync(bin)) throw new Error(`npm installed no ${cli.name} executable for ${process.platform}-${process.arch}`)
   const { stdout } = await run(bin, ['--version'], { timeout: 30_000 })
   if (!stdout.includes(cli.version)) throw new Error(`${bin} --version says ${stdout.trim()}, not ${cli.version}`)
   return bin
-}
-
-/** npm run from inside `npm test` inherits the outer run's lifecycle variables: keep the user's npm config only. */
-function npmEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!/^npm_(lifecycle|package|config_(local_)?prefix|config_global|command)/i.test(k)) env[k] = v
-  return env
 }
 
 /**

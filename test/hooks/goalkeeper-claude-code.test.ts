@@ -47,7 +47,7 @@ describe.skipIf(bin === undefined)('Claude Code with goalkeeper as its hooks', (
     return { session, steps: res.json<{ items: { description: string; error: boolean; tool: { name: string }; verification: { recommended_action: string } }[] }>().items }
   }
 
-  it('records each tool call as a step, and the same failing command repeated brings its loop advice into the next request', { timeout: TIMEOUT }, async () => {
+  it('records each tool call as a step, and denies the same failing command a third time, the model reading why', { timeout: TIMEOUT }, async () => {
     const failing = useTool('Bash', { command: 'ls /no-such-dir/src/pagination.ts', description: 'Look for the file' })
     const { t, agent, model, run } = await setUp([failing, failing, failing, say('I will look elsewhere.')])
     const result = await run('Fix the off-by-one error in src/pagination.ts')
@@ -55,11 +55,12 @@ describe.skipIf(bin === undefined)('Claude Code with goalkeeper as its hooks', (
 
     const { session, steps: recorded } = await steps(t, agent, result.sessionId!)
     expect(session.goal).toBe('Fix the off-by-one error in src/pagination.ts')
-    expect(recorded.map((s) => [s.tool.name, s.description, s.error])).toEqual(Array(3).fill(['Bash', 'Bash: ls /no-such-dir/src/pagination.ts', true]))
-    // Nothing said after the first two failures; the third is a loop, and the model reads why.
+    expect(recorded.map((s) => [s.tool.name, s.description, s.error])).toEqual(Array(2).fill(['Bash', 'Bash: ls /no-such-dir/src/pagination.ts', true]))
+    // Nothing said after the first two failures; the third would complete a loop (the same call
+    // answered alike twice): it is denied, never run, and the model reads why.
     expect(textOf(model.turn(1))).not.toContain('hook additional context')
     expect(textOf(model.turn(2))).not.toContain('hook additional context')
-    expect(lastText(model.turn(3))).toMatch(/^PostToolUseFailure:Bash hook additional context: goalkeeper \(step 3, adjust\): "Bash\(.*" failed 3 times in a row/)
+    expect(lastText(model.turn(3))).toMatch(/PreToolUse:Bash hook error: goalkeeper: "Bash\(.*" would make 3 identical calls in a row/)
   })
 
   it('brings the goal back when the user resumes with a second prompt', { timeout: TIMEOUT }, async () => {

@@ -87,21 +87,30 @@ describe('Claude Code hooks', () => {
     expect(ctx.additionalContext).toMatch(/^goalkeeper \(step 3, adjust\): "Bash\(\{"command":"npm run build"\}\)" failed 3 times in a row/)
   })
 
-  it('denies the call that would complete a same_call loop, a loop that goes on after replan, and every call after an abort until the user speaks', async () => {
+  it('denies the call that would complete a loop with nothing done between, a loop that goes on after replan, and every call after an abort until the user speaks', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
     const send = hook(t, a)
     await send(prompt('cc-3', GOAL))
-    // Polling whose answer changes: no repeat, but the fifth identical call completes a same_call loop.
+    // Polling whose answer changes is not a loop: never denied, however often.
     const poll = { command: 'gh run watch 42 --exit-status # pagination fix' }
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 6; i++) {
       expect(await send(pre('cc-3', 'Bash', poll))).toEqual({})
-      await send(post('cc-3', 'Bash', poll, { stdout: `run 42 (pagination): in progress, ${i * 20}%`, stderr: '' }))
+      await send(post('cc-3', 'Bash', poll, { stdout: `run 42 (pagination): in progress, ${i * 15}%`, stderr: '' }))
     }
+    // Once its answer stops changing, the third identical call in a row is denied (same_result).
+    await send(post('cc-3', 'Bash', poll, { stdout: 'run 42 (pagination): in progress, 90% (3.1s)', stderr: '' }))
+    expect(await send(pre('cc-3', 'Bash', poll))).toEqual({})
+    await send(post('cc-3', 'Bash', poll, { stdout: 'run 42 (pagination): in progress, 90% (4.2s)', stderr: '' }))
     const denied = (await send(pre('cc-3', 'Bash', poll))).hookSpecificOutput!
     expect(denied).toMatchObject({ hookEventName: 'PreToolUse', permissionDecision: 'deny' })
-    expect(denied.permissionDecisionReason).toContain('would make 5 identical calls in a row')
+    expect(denied.permissionDecisionReason).toContain('would make 3 identical calls in a row, and the last 2 were answered alike')
     expect(await send(pre('cc-3', 'Read', { file_path: 'src/pagination.ts' }))).toEqual({})
+    // The same edit twice in a row: the third is denied (same_edit), whatever it answered.
+    const edit = { file_path: '/work/project/src/pagination.ts', old_string: 'Math.floor', new_string: 'Math.ceil', replace_all: true }
+    for (let i = 1; i <= 2; i++) await send(post('cc-3', 'Edit', edit, { filePath: edit.file_path, structuredPatch: [{ oldStart: 3 * i, lines: [`-${i}`] }] }))
+    expect((await send(pre('cc-3', 'Edit', edit))).hookSpecificOutput!.permissionDecisionReason).toContain('would apply the same edit 3 times in a row')
+    expect(await send(pre('cc-3', 'Edit', { ...edit, new_string: 'Math.round' }))).toEqual({})
 
     // The same command failing the same way: adjust, then replan; trying it again is denied.
     await send(prompt('cc-3', 'Run npx tsc and fix the errors it reports'))

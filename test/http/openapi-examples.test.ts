@@ -77,6 +77,7 @@ it('the examples run as is, in order, with sensible results', async () => {
   expect(recited.recitation.token_estimate).toBeGreaterThan(20)
   await run('PUT /v1/sessions/{id}/goal', { id }, headers)
   expect((await run('PUT /v1/sessions/{id}/plan', { id }, headers)).plan).toHaveLength(4)
+  expect((await run('PUT /v1/sessions/{id}/tools', { id }, headers)).tools).toContain('Edit')
 
   const created = await run('POST /v1/reminders', {}, headers, 201)
   const rem = created.id as string

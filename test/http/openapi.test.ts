@@ -60,7 +60,7 @@ it('every operation has a unique camelCase operationId starting with a verb (cli
       seen.set(operation.operationId!, where)
     }
   }
-  expect(seen.size).toBe(59)
+  expect(seen.size).toBe(60)
   expect(seen.get('recordStep')).toBe('POST /v1/sessions/{id}/steps')
 })
 

@@ -116,6 +116,7 @@ describe('reminders over REST', () => {
       injection_budget_tokens: 1500,
       session_defaults: {},
       hooks: { max_stop_blocks: 3, tool_output: 'store' },
+      daily_budget: null,
     })
     await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { timezone: 'Asia/Tokyo' } })
     const put = await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: h, payload: { quiet_hours: { start: '22:00', end: '07:00' } } })

@@ -22,7 +22,7 @@ beforeAll(async () => {
       if (req.url?.startsWith('/held/')) return void held.push(() => answer('{"score": 0.9, "reasoning": "advances the goal"}'))
       if (req.url?.startsWith('/garbage/')) return answer('I cannot say.')
       if (req.url?.startsWith('/broken/')) return res.writeHead(500).end('boom')
-      if (req.url?.startsWith('/slow/')) return void setTimeout(() => answer('{"score": 1}'), 1500).unref()
+      if (req.url?.startsWith('/slow/')) return void setTimeout(() => answer('{"score": 1}'), 4000).unref()
       res.writeHead(404).end()
     })
   })
@@ -34,8 +34,9 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve))
 })
 
+// The timeout leaves a loaded machine time to reach the fake; the slow answer comes well after it.
 async function stepWith(mode: string, llm_verify = true) {
-  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/${mode}/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '300' } })
+  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/${mode}/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '1500' } })
   const a = await t.createAgent()
   const id = await createSession(t, a, { goal: GOAL, config: { llm_verify } })
   const started = Date.now()
@@ -60,12 +61,12 @@ it('blends 0.7 × LLM + 0.3 × heuristic when the heuristic is unsure', async ()
 it.each([
   ['garbage', 'no usable score'],
   ['broken', 'LLM verification failed'],
-  ['slow', 'timed out after 300 ms'],
+  ['slow', 'timed out after 1500 ms'],
 ])('a %s LLM never fails the step: heuristic kept, noted in reasoning', async (mode, note) => {
   const { result, ms } = await stepWith(mode)
   expect(result.verification.alignment_score).toBeCloseTo(0.15, 10)
   expect(result.verification.reasoning).toContain(note)
-  if (mode === 'slow') expect(ms).toBeLessThan(1400)
+  if (mode === 'slow') expect(ms).toBeLessThan(3800)
 })
 
 it('is not asked unless the session turns llm_verify on', async () => {

@@ -35,6 +35,7 @@ export const SESSION_ROUTES: { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELET
   { method: 'DELETE', url: '/v1/sessions/{id}' },
   { method: 'PUT', url: '/v1/sessions/{id}/goal', payload: { goal: 'another goal' } },
   { method: 'PUT', url: '/v1/sessions/{id}/plan', payload: { steps: ['a step'] } },
+  { method: 'PUT', url: '/v1/sessions/{id}/tools', payload: { tools: ['Read', 'Bash'] } },
   { method: 'GET', url: '/v1/sessions/{id}/summary' },
   { method: 'POST', url: '/v1/sessions/{id}/steps', payload: { description: 'design the schema' } },
   { method: 'GET', url: '/v1/sessions/{id}/steps' },

@@ -4,7 +4,7 @@ import { buildTestApp } from '../helpers.js'
 import { dumpDb, fuzzParameters, leaves, queryOf, withLeaf, wrongType } from './fuzz-arbitraries.js'
 import { createSession, postStep, RUN, SESSION_ROUTES } from './sessions-fixtures.js'
 
-const FIELDS = ['goal', 'plan', 'config', 'metadata', 'steps', 'description', 'output', 'action', 'step_number', 'text',
+const FIELDS = ['goal', 'plan', 'config', 'metadata', 'steps', 'tools', 'description', 'output', 'action', 'step_number', 'text',
   'plan_tasks', 'todos', 'memories', 'active_files', 'recent_errors', 'iteration', 'messages', 'context_tokens', 'force', 'status']
 
 /** Bodies that look like ours: known field names with values of any JSON type, plus junk. */
@@ -45,7 +45,8 @@ it('random request bodies never cause a 5xx, and a rejected request changes no s
     fuzzParameters(300, [[{ method: 'GET', url: '/v1/sessions/{id}/steps' }, '', 'cursor=2147483648']]),
   )
   expect(rejected).toBeGreaterThan(100)
-})
+  // Several seconds alone; past the default 20 s beside the rest of the suite on two busy cores.
+}, 60_000)
 
 /** Valid bodies whose every scalar leaf has a declared type (free-form metadata/content left out). */
 const TYPED: { method: 'POST' | 'PUT' | 'PATCH'; url: string; payload: Record<string, unknown> }[] = [
@@ -65,6 +66,7 @@ const TYPED: { method: 'POST' | 'PUT' | 'PATCH'; url: string; payload: Record<st
   { method: 'PATCH', url: '/v1/sessions/{id}', payload: { status: 'archived' } },
   { method: 'PUT', url: '/v1/sessions/{id}/goal', payload: { goal: 'another goal' } },
   { method: 'PUT', url: '/v1/sessions/{id}/plan', payload: { steps: ['a step', 'another step'] } },
+  { method: 'PUT', url: '/v1/sessions/{id}/tools', payload: { tools: ['Read', 'mcp__github__*'] } },
   { method: 'POST', url: '/v1/sessions/{id}/steps', payload: { description: 'design the schema', output: 'done' } },
   { method: 'POST', url: '/v1/sessions/{id}/drift-checks', payload: { action: 'design the schema', step_number: 3 } },
   { method: 'POST', url: '/v1/sessions/{id}/pitfalls', payload: { text: 'do not skip tests' } },
@@ -105,4 +107,5 @@ it('a wrongly typed scalar anywhere in a body is a 400 and changes no stored dat
     }),
     fuzzParameters(300),
   )
-})
+  // Several seconds alone; past the default 20 s beside the rest of the suite on two busy cores.
+}, 60_000)

@@ -37,3 +37,14 @@ it('names the loop kind with its advice instead of the generic one, and a spent 
     'Step 8 is aligned with the goal (alignment 0.90) with no drift, the budget spent; recommended action: abort, drop this line of work and return to the goal.',
   )
 })
+
+it('says a confirmed second opinion with its analysis as the advice; an unconfirmed one is not worth a word', () => {
+  const second_opinion = { progress: false, confidence: 0.95, analysis: 'It reruns the same failing test; read the error first.', confirmed: true }
+  expect(verdictSentence({ step_number: 10, verification: { ...verification, recommended_action: 'replan', second_opinion }, drift, state })).toBe(
+    'Step 10 is aligned with the goal (alignment 0.90) with no drift, a second opinion finding no progress; recommended action: replan, ' +
+      'it reruns the same failing test; read the error first.',
+  )
+  expect(verdictSentence({ step_number: 10, verification: { ...verification, second_opinion: { ...second_opinion, confirmed: false } }, drift, state })).toBe(
+    verdictSentence({ step_number: 10, verification, drift, state }),
+  )
+})

@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFile, execFileSync, spawnSync } from 'node:child_process'
+import { promisify } from 'node:util'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,6 +16,12 @@ export interface PgCluster {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`, trust authentication. */
   url: string
   stop(): void
+  /** Shuts the server down (`pg_ctl stop -m fast`: sessions are ended, transactions rolled back), keeping its data. */
+  halt(): Promise<void>
+  /** Starts a halted server again, on the same port and data; resolves once it accepts connections. */
+  resume(): Promise<void>
+  /** `pg_ctl restart -m fast`. */
+  restart(): Promise<void>
 }
 
 export const HOW_TO_ENABLE =
@@ -47,10 +54,15 @@ export async function startPgCluster(bin: string, options: ClusterOptions = {}):
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
     chownSync(dir, uid, gid)
   }
+  const command = (cmd: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args]
   const run = (cmd: string, args: string[]): void => {
-    const [file, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args]
-    const res = spawnSync(file, argv, { encoding: 'utf8', cwd: dir })
+    const res = spawnSync(...command(cmd, args), { encoding: 'utf8', cwd: dir })
     if (res.status !== 0) throw new Error(`${cmd} failed (${res.status}): ${res.stderr || res.stdout || res.error?.message}`)
+  }
+  // Without blocking the event loop: the tests that stop the server keep sending requests meanwhile.
+  const runAsync = async (cmd: string, args: string[]): Promise<void> => {
+    await promisify(execFile)(...command(cmd, args), { cwd: dir })
   }
   const data = join(dir, 'data')
   const port = await freePort()
@@ -61,21 +73,32 @@ export async function startPgCluster(bin: string, options: ClusterOptions = {}):
     `-c max_connections=${options.maxConnections ?? 200}`,
     ...(options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
   ]
+  const start = ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '30']
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8'])
-    run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', settings.join(' '), '-w', '-t', '30', 'start'])
+    run('pg_ctl', [...start, 'start'])
   } catch (err) {
     rmSync(dir, { recursive: true, force: true })
     throw err
   }
   let stopped = false
+  let running = true
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async halt() {
+      await runAsync('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'])
+      running = false
+    },
+    async resume() {
+      await runAsync('pg_ctl', [...start, 'start'])
+      running = true
+    },
+    restart: () => runAsync('pg_ctl', [...start, '-m', 'fast', 'restart']),
     stop() {
       if (stopped) return
       stopped = true
       try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'])
+        if (running) run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'])
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

@@ -212,6 +212,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Report the tools the agent has now: a step calling another is named at once (replaces config.tools and any earlier report). */
+        put: operations["setTools"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/summary": {
         parameters: {
             query?: never;
@@ -1195,6 +1212,8 @@ export interface operations {
                 status?: "active" | "archived";
                 /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
                 external_id?: string;
+                /** @description A parent session's id: its sub-agents' sessions. */
+                parent_id?: string;
             };
             header?: never;
             path?: never;
@@ -1234,7 +1253,7 @@ export interface operations {
                                 };
                                 llm_verify: boolean;
                                 loop_detection?: boolean;
-                                loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                                loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                                 loop_thresholds?: {
                                     repeat?: number;
                                     error_repeat?: number;
@@ -1243,6 +1262,7 @@ export interface operations {
                                     same_call?: number;
                                     same_result?: number;
                                     error_cascade?: number;
+                                    same_edit?: number;
                                 };
                                 loop_exempt_tools?: string[];
                                 /** @enum {string} */
@@ -1255,6 +1275,14 @@ export interface operations {
                                 budget?: {
                                     tokens?: number;
                                     cost_usd?: number;
+                                    warn_at?: number[];
+                                    usd_per_million_tokens?: number;
+                                };
+                                tools?: string[];
+                                busy_after?: number;
+                                second_opinion?: {
+                                    after?: number;
+                                    every?: number;
                                 };
                             };
                             /** @description Free-form JSON object, returned as given. */
@@ -1278,6 +1306,8 @@ export interface operations {
                                 timestamp: string;
                             };
                             external_id: string | null;
+                            /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                            parent_id: string | null;
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:00:00.000Z
@@ -1360,8 +1390,8 @@ export interface operations {
                         llm_verify?: boolean;
                         /** @description false turns every loop kind off (default true). */
                         loop_detection?: boolean;
-                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
-                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                         /** @description Per kind: repeats (alternation: steps) that make a loop. */
                         loop_thresholds?: {
                             /** @description Default 3. */
@@ -1378,6 +1408,8 @@ export interface operations {
                             same_result?: number;
                             /** @description Default 5. */
                             error_cascade?: number;
+                            /** @description Default 3. */
+                            same_edit?: number;
                         };
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
@@ -1397,12 +1429,27 @@ export interface operations {
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
                         resend_unchanged_after?: number;
-                        /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                        /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                         budget?: {
                             /** @description Tokens the steps may report in all. */
                             tokens?: number;
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                            /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                            usd_per_million_tokens?: number;
+                        };
+                        /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                        busy_after?: number;
+                        /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                        tools?: string[];
+                        /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                        second_opinion?: {
+                            /** @description Steps before the first opinion (default 10). */
+                            after?: number;
+                            /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                            every?: number;
                         };
                     };
                     /** @description Free-form JSON object, returned as given. At most 16 KB of JSON, 500 keys counting nested ones, 10 levels deep. */
@@ -1411,6 +1458,8 @@ export interface operations {
                     };
                     /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
                     external_id?: string;
+                    /** @description A session of the same agent this one works for (a sub-agent's session names its parent's). */
+                    parent_id?: string;
                 };
             };
         };
@@ -1446,7 +1495,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -1455,6 +1504,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -1467,6 +1517,14 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
+                            };
+                            tools?: string[];
+                            busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
                             };
                         };
                         /** @description Free-form JSON object, returned as given. */
@@ -1490,6 +1548,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1532,6 +1592,8 @@ export interface operations {
                 status?: "active" | "archived";
                 /** @description The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id). */
                 external_id?: string;
+                /** @description A parent session's id: its sub-agents' sessions. */
+                parent_id?: string;
             };
             header?: never;
             path?: never;
@@ -1573,7 +1635,7 @@ export interface operations {
                                     };
                                     llm_verify: boolean;
                                     loop_detection?: boolean;
-                                    loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                                    loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                                     loop_thresholds?: {
                                         repeat?: number;
                                         error_repeat?: number;
@@ -1582,6 +1644,7 @@ export interface operations {
                                         same_call?: number;
                                         same_result?: number;
                                         error_cascade?: number;
+                                        same_edit?: number;
                                     };
                                     loop_exempt_tools?: string[];
                                     /** @enum {string} */
@@ -1594,6 +1657,14 @@ export interface operations {
                                     budget?: {
                                         tokens?: number;
                                         cost_usd?: number;
+                                        warn_at?: number[];
+                                        usd_per_million_tokens?: number;
+                                    };
+                                    tools?: string[];
+                                    busy_after?: number;
+                                    second_opinion?: {
+                                        after?: number;
+                                        every?: number;
                                     };
                                 };
                                 /** @description Free-form JSON object, returned as given. */
@@ -1617,6 +1688,8 @@ export interface operations {
                                     timestamp: string;
                                 };
                                 external_id: string | null;
+                                /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                                parent_id: string | null;
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-22T09:00:00.000Z
@@ -1702,7 +1775,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -1711,6 +1784,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -1723,6 +1797,14 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
+                            };
+                            tools?: string[];
+                            busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
                             };
                         };
                         /** @description Free-form JSON object, returned as given. */
@@ -1746,6 +1828,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -1879,7 +1963,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -1888,6 +1972,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -1900,6 +1985,14 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
+                            };
+                            tools?: string[];
+                            busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
                             };
                         };
                         /** @description Free-form JSON object, returned as given. */
@@ -1923,6 +2016,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2010,7 +2105,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -2019,6 +2114,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -2031,6 +2127,14 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
+                            };
+                            tools?: string[];
+                            busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
                             };
                         };
                         /** @description Free-form JSON object, returned as given. */
@@ -2054,6 +2158,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2146,7 +2252,7 @@ export interface operations {
                             };
                             llm_verify: boolean;
                             loop_detection?: boolean;
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             loop_thresholds?: {
                                 repeat?: number;
                                 error_repeat?: number;
@@ -2155,6 +2261,7 @@ export interface operations {
                                 same_call?: number;
                                 same_result?: number;
                                 error_cascade?: number;
+                                same_edit?: number;
                             };
                             loop_exempt_tools?: string[];
                             /** @enum {string} */
@@ -2167,6 +2274,14 @@ export interface operations {
                             budget?: {
                                 tokens?: number;
                                 cost_usd?: number;
+                                warn_at?: number[];
+                                usd_per_million_tokens?: number;
+                            };
+                            tools?: string[];
+                            busy_after?: number;
+                            second_opinion?: {
+                                after?: number;
+                                every?: number;
                             };
                         };
                         /** @description Free-form JSON object, returned as given. */
@@ -2190,6 +2305,8 @@ export interface operations {
                             timestamp: string;
                         };
                         external_id: string | null;
+                        /** @description The session this one works for (a sub-agent's session names its parent's); null when none. */
+                        parent_id: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:00:00.000Z
@@ -2200,6 +2317,67 @@ export interface operations {
                          * @example 2026-11-22T09:00:00.000Z
                          */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Client error (problem+json). */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Server error (problem+json). */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ses_0mhx3k2c8Yy6a4pQ1rT9sWb2 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tools": [
+                 *         "Read",
+                 *         "Edit",
+                 *         "Bash",
+                 *         "Grep",
+                 *         "mcp__github__*"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The tools the agent has now. A name ending in `*` stands for every tool it begins. */
+                    tools: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tools: string[];
                     };
                 };
             };
@@ -2339,10 +2517,10 @@ export interface operations {
                                  */
                                 loop?: {
                                     /**
-                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
+                                     * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
                                      * @enum {string}
                                      */
-                                    kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
+                                    kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit";
                                     /** @description Step numbers involved, oldest first. */
                                     steps: number[];
                                     count: number;
@@ -2362,6 +2540,66 @@ export interface operations {
                                     budget_fraction: number | null;
                                     /** @description The last 5 steps spent at least twice the session's average rate while the plan did not move. */
                                     runaway: boolean;
+                                    /** @description The highest warning threshold (budget.warn_at) reached so far. */
+                                    warning?: number;
+                                    /** @description The warning thresholds this step crossed. */
+                                    crossed?: number[];
+                                };
+                                /**
+                                 * UnknownTool
+                                 * @description The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).
+                                 */
+                                unknown_tool?: {
+                                    /** @description The tool called. */
+                                    name: string;
+                                    /** @description The session's tools nearest to it (a typo, another casing), at most 3. */
+                                    similar: string[];
+                                    /** @description Calls in a row to tools the session does not have, this one included. */
+                                    count: number;
+                                };
+                                /**
+                                 * BusyStall
+                                 * @description Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).
+                                 */
+                                busy_stall?: {
+                                    /** @description Tool calls in a row without news, this one included. */
+                                    count: number;
+                                    /** @description The step number of the first of them. */
+                                    since: number;
+                                    /** @description One sentence the model can act on. */
+                                    advice: string;
+                                };
+                                /**
+                                 * AgentBudgetReport
+                                 * @description The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent.
+                                 */
+                                agent_budget?: {
+                                    /** @description The day counted, in the agent's timezone (YYYY-MM-DD). */
+                                    day: string;
+                                    /** @description Tokens all sessions of the agent reported that day. */
+                                    tokens: number;
+                                    /** @description Dollars all sessions of the agent reported that day. */
+                                    cost_usd: number;
+                                    /** @description Spent / daily budget, the larger over tokens and cost_usd. */
+                                    budget_fraction: number;
+                                    /** @description The highest warning threshold reached that day. */
+                                    warning?: number;
+                                    /** @description The warning thresholds this step crossed. */
+                                    crossed?: number[];
+                                };
+                                /**
+                                 * SecondOpinion
+                                 * @description The LLM's second opinion, on a step it was asked for (config.second_opinion).
+                                 */
+                                second_opinion?: {
+                                    /** @description Whether the model finds the agent making progress. */
+                                    progress: boolean;
+                                    /** @description Its confidence, 0 to 1. */
+                                    confidence: number;
+                                    /** @description What it finds going wrong and what to do instead (may be empty). */
+                                    analysis: string;
+                                    /** @description A "no" with confidence 0.9 or more that a second call agreed with: the step answers at least replan. */
+                                    confirmed: boolean;
                                 };
                             };
                             /** DriftCheck */
@@ -2444,7 +2682,7 @@ export interface operations {
                 "application/json": {
                     description: string;
                     output?: string;
-                    /** @description The tool call this step made: `same_call`, `error_repeat` and the exemptions read it. */
+                    /** @description The tool call this step made: the loop kinds, the exemptions and evidence read it. */
                     tool?: {
                         name: string;
                         /** @description The call's arguments, a JSON object. At most 64 KB of JSON, 1000 keys counting nested ones, 16 levels deep. */
@@ -2485,10 +2723,10 @@ export interface operations {
                              */
                             loop?: {
                                 /**
-                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls.
+                                 * @description repeat: the same step and result (the seed's state hash); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.
                                  * @enum {string}
                                  */
-                                kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade";
+                                kind: "repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit";
                                 /** @description Step numbers involved, oldest first. */
                                 steps: number[];
                                 count: number;
@@ -2508,6 +2746,66 @@ export interface operations {
                                 budget_fraction: number | null;
                                 /** @description The last 5 steps spent at least twice the session's average rate while the plan did not move. */
                                 runaway: boolean;
+                                /** @description The highest warning threshold (budget.warn_at) reached so far. */
+                                warning?: number;
+                                /** @description The warning thresholds this step crossed. */
+                                crossed?: number[];
+                            };
+                            /**
+                             * UnknownTool
+                             * @description The step called a tool the session does not have (config.tools, or the list reported by PUT …/tools).
+                             */
+                            unknown_tool?: {
+                                /** @description The tool called. */
+                                name: string;
+                                /** @description The session's tools nearest to it (a typo, another casing), at most 3. */
+                                similar: string[];
+                                /** @description Calls in a row to tools the session does not have, this one included. */
+                                count: number;
+                            };
+                            /**
+                             * BusyStall
+                             * @description Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).
+                             */
+                            busy_stall?: {
+                                /** @description Tool calls in a row without news, this one included. */
+                                count: number;
+                                /** @description The step number of the first of them. */
+                                since: number;
+                                /** @description One sentence the model can act on. */
+                                advice: string;
+                            };
+                            /**
+                             * AgentBudgetReport
+                             * @description The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent.
+                             */
+                            agent_budget?: {
+                                /** @description The day counted, in the agent's timezone (YYYY-MM-DD). */
+                                day: string;
+                                /** @description Tokens all sessions of the agent reported that day. */
+                                tokens: number;
+                                /** @description Dollars all sessions of the agent reported that day. */
+                                cost_usd: number;
+                                /** @description Spent / daily budget, the larger over tokens and cost_usd. */
+                                budget_fraction: number;
+                                /** @description The highest warning threshold reached that day. */
+                                warning?: number;
+                                /** @description The warning thresholds this step crossed. */
+                                crossed?: number[];
+                            };
+                            /**
+                             * SecondOpinion
+                             * @description The LLM's second opinion, on a step it was asked for (config.second_opinion).
+                             */
+                            second_opinion?: {
+                                /** @description Whether the model finds the agent making progress. */
+                                progress: boolean;
+                                /** @description Its confidence, 0 to 1. */
+                                confidence: number;
+                                /** @description What it finds going wrong and what to do instead (may be empty). */
+                                analysis: string;
+                                /** @description A "no" with confidence 0.9 or more that a second call agreed with: the step answers at least replan. */
+                                confirmed: boolean;
                             };
                         };
                         /** DriftCheck */
@@ -4517,8 +4815,8 @@ export interface operations {
                             llm_verify?: boolean;
                             /** @description false turns every loop kind off (default true). */
                             loop_detection?: boolean;
-                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             /** @description Per kind: repeats (alternation: steps) that make a loop. */
                             loop_thresholds?: {
                                 /** @description Default 3. */
@@ -4535,6 +4833,8 @@ export interface operations {
                                 same_result?: number;
                                 /** @description Default 5. */
                                 error_cascade?: number;
+                                /** @description Default 3. */
+                                same_edit?: number;
                             };
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
@@ -4554,12 +4854,27 @@ export interface operations {
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
                             resend_unchanged_after?: number;
-                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                             budget?: {
                                 /** @description Tokens the steps may report in all. */
                                 tokens?: number;
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
+                                /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                                warn_at?: number[];
+                                /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                                usd_per_million_tokens?: number;
+                            };
+                            /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                            busy_after?: number;
+                            /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                            tools?: string[];
+                            /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                            second_opinion?: {
+                                /** @description Steps before the first opinion (default 10). */
+                                after?: number;
+                                /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                                every?: number;
                             };
                         };
                         /** HookSettings */
@@ -4569,6 +4884,14 @@ export interface operations {
                             /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
                             tool_output: "store" | "digest";
                         };
+                        daily_budget: {
+                            /** @description Tokens all sessions of the agent may report in a day. */
+                            tokens?: number;
+                            /** @description Dollars all sessions of the agent may report in a day. */
+                            cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                        } | null;
                     };
                 };
             };
@@ -4642,8 +4965,8 @@ export interface operations {
                         llm_verify?: boolean;
                         /** @description false turns every loop kind off (default true). */
                         loop_detection?: boolean;
-                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
-                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                        /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                        loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                         /** @description Per kind: repeats (alternation: steps) that make a loop. */
                         loop_thresholds?: {
                             /** @description Default 3. */
@@ -4660,6 +4983,8 @@ export interface operations {
                             same_result?: number;
                             /** @description Default 5. */
                             error_cascade?: number;
+                            /** @description Default 3. */
+                            same_edit?: number;
                         };
                         /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                         loop_exempt_tools?: string[];
@@ -4679,12 +5004,27 @@ export interface operations {
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
                         resend_unchanged_after?: number;
-                        /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                        /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                         budget?: {
                             /** @description Tokens the steps may report in all. */
                             tokens?: number;
                             /** @description Dollars the steps may report in all. */
                             cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                            /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                            usd_per_million_tokens?: number;
+                        };
+                        /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                        busy_after?: number;
+                        /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                        tools?: string[];
+                        /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                        second_opinion?: {
+                            /** @description Steps before the first opinion (default 10). */
+                            after?: number;
+                            /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                            every?: number;
                         };
                     };
                     hooks?: {
@@ -4693,6 +5033,14 @@ export interface operations {
                         /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
                         tool_output?: "store" | "digest";
                     };
+                    daily_budget?: {
+                        /** @description Tokens all sessions of the agent may report in a day. */
+                        tokens?: number;
+                        /** @description Dollars all sessions of the agent may report in a day. */
+                        cost_usd?: number;
+                        /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                        warn_at?: number[];
+                    } | null;
                 };
             };
         };
@@ -4733,8 +5081,8 @@ export interface operations {
                             llm_verify?: boolean;
                             /** @description false turns every loop kind off (default true). */
                             loop_detection?: boolean;
-                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_call, same_result, error_cascade (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
-                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade")[];
+                            /** @description Loop kinds checked. A new session gets repeat, error_repeat, same_result, error_cascade, same_edit (stored in its config); a session stored without the field checks repeat, error_repeat, same_call. */
+                            loop_kinds?: ("repeat" | "error_repeat" | "alternation" | "monologue" | "same_call" | "same_result" | "error_cascade" | "same_edit")[];
                             /** @description Per kind: repeats (alternation: steps) that make a loop. */
                             loop_thresholds?: {
                                 /** @description Default 3. */
@@ -4751,6 +5099,8 @@ export interface operations {
                                 same_result?: number;
                                 /** @description Default 5. */
                                 error_cascade?: number;
+                                /** @description Default 3. */
+                                same_edit?: number;
                             };
                             /** @description Steps calling these tools are never part of a loop (e.g. polling a job status). */
                             loop_exempt_tools?: string[];
@@ -4770,12 +5120,27 @@ export interface operations {
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
                             resend_unchanged_after?: number;
-                            /** @description Spend allowed; a step that reaches it answers `abort` and emits `session.budget_exceeded` (once). */
+                            /** @description Spend allowed; each warning threshold crossed emits `session.budget_warning`; a step that reaches the budget answers `abort` and emits `session.budget_exceeded` (once). */
                             budget?: {
                                 /** @description Tokens the steps may report in all. */
                                 tokens?: number;
                                 /** @description Dollars the steps may report in all. */
                                 cost_usd?: number;
+                                /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                                warn_at?: number[];
+                                /** @description Costs a step that reports tokens but no cost_usd (a step's own cost_usd, the provider's figure, is preferred). */
+                                usd_per_million_tokens?: number;
+                            };
+                            /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
+                            busy_after?: number;
+                            /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
+                            tools?: string[];
+                            /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
+                            second_opinion?: {
+                                /** @description Steps before the first opinion (default 10). */
+                                after?: number;
+                                /** @description Steps between two opinions (default 10); half as many after an unsure answer (confidence below 0.7, or a "no" the second call did not confirm). */
+                                every?: number;
                             };
                         };
                         /** HookSettings */
@@ -4785,6 +5150,14 @@ export interface operations {
                             /** @description 'store' (default): tool output is kept, redacted and cut to 2,000 characters; 'digest': only a hash of it, which loop detection compares. */
                             tool_output: "store" | "digest";
                         };
+                        daily_budget: {
+                            /** @description Tokens all sessions of the agent may report in a day. */
+                            tokens?: number;
+                            /** @description Dollars all sessions of the agent may report in a day. */
+                            cost_usd?: number;
+                            /** @description Fractions of the budget whose crossing is a warning, ascending (default 0.5, 0.8, 0.9): in the verdict (`warning`, `crossed`) and one event per threshold crossed. */
+                            warn_at?: number[];
+                        } | null;
                     };
                 };
             };
@@ -5032,7 +5405,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test" | "session.budget_warning" | "agent.budget_warning" | "agent.budget_exceeded")[];
                     description?: string;
                 };
             };
@@ -5214,7 +5587,7 @@ export interface operations {
                 "application/json": {
                     /** @description Absolute http(s) URL (else 400); private addresses are refused (422) unless allowed. */
                     url?: string;
-                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test")[];
+                    event_types?: ("reminder.triggered" | "session.drift_detected" | "session.loop_detected" | "session.stalled" | "session.budget_exceeded" | "session.stopped" | "webhook.test" | "session.budget_warning" | "agent.budget_warning" | "agent.budget_exceeded")[];
                     description?: string | null;
                     status?: "active" | "disabled";
                 };

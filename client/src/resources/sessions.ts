@@ -46,6 +46,11 @@ export class Sessions {
     return unwrap(this.api.PUT('/v1/sessions/{id}/plan', { ...path(id), body: { steps } }))
   }
 
+  /** The tools the agent has now: a step calling another is named at once (`verification.unknown_tool`). */
+  setTools(id: string, tools: string[]): Promise<ResponseBody<'setTools'>> {
+    return unwrap(this.api.PUT('/v1/sessions/{id}/tools', { ...path(id), body: { tools } }))
+  }
+
   summary(id: string): Promise<ResponseBody<'getSessionSummary'>> {
     return unwrap(this.api.GET('/v1/sessions/{id}/summary', path(id)))
   }

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
 import { id, ms } from './columns.js'
 
 /** Tenants; see src/db/schema/agents.ts (the SQLite twin of every table here holds the comments). */
@@ -49,4 +49,18 @@ export const rateLimits = pgTable(
     windowEnds: ms('window_ends').notNull(),
   },
   (t) => [index('rate_limits_window_ends_idx').on(t.windowEnds)],
+)
+
+export const agentDailySpend = pgTable(
+  'agent_daily_spend',
+  {
+    agentId: text('agent_id')
+      .notNull()
+      .references(() => agents.id, { onDelete: 'cascade' }),
+    day: text('day').notNull(),
+    tokens: bigint('tokens', { mode: 'number' }).notNull().default(0),
+    costUsd: doublePrecision('cost_usd').notNull().default(0),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.agentId, t.day] })],
 )

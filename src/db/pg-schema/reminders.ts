@@ -82,6 +82,7 @@ export const agentSettings = pgTable('agent_settings', {
   sessionDefaults: text('session_defaults').notNull().default('{}'),
   /** HookSettings JSON (src/hooks/settings.ts). */
   hooks: text('hooks').notNull().default('{}'),
+  dailyBudget: text('daily_budget').notNull().default('{}'),
   updatedAt: ms('updated_at').notNull(),
 })
 

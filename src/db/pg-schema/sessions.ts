@@ -19,6 +19,7 @@ export const sessions = pgTable(
     version: integer('version').notNull().default(1),
     /** The caller's own id for the session (a coding agent's session id), unique per agent; null when not given. */
     externalId: text('external_id'),
+    parentId: text('parent_id'),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
   },
@@ -26,6 +27,7 @@ export const sessions = pgTable(
     index('sessions_agent_status_idx').on(t.agentId, t.status, t.id),
     index('sessions_agent_id_idx').on(t.agentId, t.id),
     uniqueIndex('sessions_agent_external_idx').on(t.agentId, t.externalId),
+    index('sessions_agent_parent_idx').on(t.agentId, t.parentId),
   ],
 )
 

@@ -82,6 +82,8 @@ export const agentSettings = sqliteTable('agent_settings', {
   sessionDefaults: text('session_defaults').notNull().default('{}'),
   /** HookSettings JSON (src/hooks/settings.ts). */
   hooks: text('hooks').notNull().default('{}'),
+  /** DailyBudget JSON (src/engine/agent-budget.ts); '{}': none. */
+  dailyBudget: text('daily_budget').notNull().default('{}'),
   updatedAt: integer('updated_at').notNull(),
 })
 

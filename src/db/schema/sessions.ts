@@ -26,6 +26,8 @@ export const sessions = sqliteTable(
     version: integer('version').notNull().default(1),
     /** The caller's own id for the session (a coding agent's session id), unique per agent; null when not given. */
     externalId: text('external_id'),
+    /** The session of the same agent this one works for (a sub-agent's session names its parent's), checked when created; null when none. */
+    parentId: text('parent_id'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -33,6 +35,7 @@ export const sessions = sqliteTable(
     index('sessions_agent_status_idx').on(t.agentId, t.status, t.id),
     index('sessions_agent_id_idx').on(t.agentId, t.id),
     uniqueIndex('sessions_agent_external_idx').on(t.agentId, t.externalId),
+    index('sessions_agent_parent_idx').on(t.agentId, t.parentId),
   ],
 )
 

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError, type FieldError } from '../../errors.js'
+import { databaseFault } from '../../db/faults.js'
+import { AppError, unavailable, type FieldError } from '../../errors.js'
 import { Problem, type ProblemBody } from '../../schemas.js'
 import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from '../validation.js'
 import { REQUEST_ID_HEADER } from './request-id.js'
@@ -57,11 +58,25 @@ function fieldErrors(context: string | undefined, issues: AjvIssue[]): FieldErro
   })
 }
 
-/** Every error leaves as RFC 9457 problem+json. */
+function sendAppError(err: AppError, request: FastifyRequest, reply: FastifyReply): void {
+  if (err.headers) void reply.headers(err.headers)
+  send(reply, problem(request, err.status, err.code, err.message, err.errors))
+}
+
+/** The request timeout (Fastify's handlerTimeout) as the 503 a client may retry. */
+function timedOut(err: FastifyError): AppError | undefined {
+  if (err.code !== 'FST_ERR_HANDLER_TIMEOUT') return undefined
+  return unavailable('The request did not finish within the request timeout; it may still complete. Retry shortly with the same Idempotency-Key.', 2)
+}
+
+/** Every error leaves as RFC 9457 problem+json; a database that is away, slow or full, as 503 or 507 (src/db/faults.ts). */
 function handleError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
-  if (err instanceof AppError) {
-    if (err.headers) void reply.headers(err.headers)
-    return send(reply, problem(request, err.status, err.code, err.message, err.errors))
+  if (err instanceof AppError) return sendAppError(err, request, reply)
+  const fault = databaseFault(err) ?? timedOut(err)
+  if (fault) {
+    // The cause in one line, no stack: during an outage every request logs one.
+    request.log.warn({ code: err.code, cause: err.message }, fault.message)
+    return sendAppError(fault, request, reply)
   }
   if (err.validation) {
     // Unions are folded first, so the cap counts what a client will read, not ajv's per-branch noise.
