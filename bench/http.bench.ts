@@ -1,140 +1,130 @@
 /**
- * HTTP throughput and latency of the real server against a same-run baseline (`npm run bench:http`).
+ * Latency of the real server at fixed request rates against a same-run baseline (`npm run bench:http`).
  *
  * Two child processes on 127.0.0.1: goalkeeper (`dist/server.js`, built first as `npm start` does;
  * `--tsx` runs src/server.ts instead; a fresh SQLite file in a temp dir,
  * GOALKEEPER_RATE_LIMIT_PER_MINUTE=0, LOG_LEVEL=warn) and a bare Fastify baseline (one prepared
- * SQLite insert per POST, one bare GET). autocannon drives each scenario with 50 connections for
- * 10 s (after a short warm-up) from this process, so the load generator shares the machine with
- * the server exactly as it does with the baseline: compare the ratios, not absolute req/s.
+ * SQLite insert per POST, one bare GET). Each column is driven open loop (bench/open-loop.ts): a
+ * request is due every 1/rate s and is sent then, whatever the server is doing, and its latency
+ * counts from its due time. Steps go round-robin over S sessions of their own (1, 100 and 1,000 by
+ * default: real users run many agents, each on its own session). At each rate the baseline runs
+ * first, then each column, so a shift in the machine's speed lands between rates, not between a
+ * column and its baseline.
  *
- * Each row also gives the server's own CPU time per request (from /proc), the figure to watch
- * when profiling: the req/s of both servers move with whatever else the machine runs.
+ * It prints p50 / p99 / p99.9 / max per rate and column, the server's CPU time per request (from
+ * /proc: the figure to watch when profiling), and each column's capacity: the highest rate it held
+ * with p99 ≤ 10 ms. A column whose p50 passed 100 ms is overloaded and runs no higher rate.
  *
- * Each scenario is measured right after its own baseline, so a shift in this machine's speed
- * between scenarios does not land between a route and the figure it is compared with.
+ * Targets (docs/performance.md): on SQLite, 1,000 sessions at 1,000 steps/s with p99 ≤ 10 ms, and
+ * every step column's capacity ≥ 0.5× the baseline's; on PostgreSQL (`--postgres`: both servers on
+ * a throwaway cluster with durable commits, the baseline doing one `pg` INSERT per POST), 1,000
+ * sessions at 500 steps/s with p99 ≤ 20 ms.
  *
- * Flags: --duration S (default 10), --connections N (50), --warmup S (2), --sessions N (50), --tsx,
- * --no-build (use the dist/ already built), --only steps|drift|reminder (that scenario and its
- * baseline), --postgres (both servers on a throwaway PostgreSQL cluster with durable commits: the
- * baseline does one `pg` INSERT per POST, and the step route's bar is 0.4× instead of 0.25×). BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
+ * Flags: --sessions 1,100,1000 --rates 250,500,…  --seconds S (per rate and column, the first
+ * second a warm-up; default 6) --drift --reminder (also `POST …/drift-checks` and
+ * `GET …/reminder?turn=N` over 100 sessions; the reminder against a bare GET) --postgres --tsx
+ * --no-build. BENCH_CPU_PROF=dir writes a V8 CPU profile of the goalkeeper server there.
  * Any non-2xx response or connection error fails the run (exit code 1).
  */
 import { loadavg } from 'node:os'
 import { createDatabaseIn, startDurableCluster } from '../test/postgres/cluster.js'
 import { buildDist, startBaseline, startGoalkeeper, type ChildServer } from './child-server.js'
-import { createFixture, flag, flagValue, hasFlag, runLoad, stepTextSource, type LoadResult, type Scenario } from './load.js'
+import { createFixture, flag, flagValue, hasFlag, stepTextSource } from './load.js'
+import { openLoop, quantile, type OpenLoopRequest, type OpenLoopResult } from './open-loop.js'
 
-const duration = flag('duration', 10)
-const connections = flag('connections', 50)
+const list = (name: string, fallback: string) => (flagValue(name) ?? fallback).split(',').map(Number)
+const SESSIONS = list('sessions', '1,100,1000')
+const RATES = list('rates', '250,500,1000,1500,2000,3000,4000,6000,8000')
+const SECONDS = flag('seconds', 6)
 const fromSource = hasFlag('tsx')
-const warmup = flag('warmup', 2)
-const sessionCount = flag('sessions', 50)
-const only = flagValue('only')
 const onPostgres = hasFlag('postgres')
+/** The p99 a rate must hold to count towards a column's capacity, ms. */
+const CAPACITY_P99 = 10
+/** A column whose median passed this is overloaded: higher rates are skipped. */
+const OVERLOADED_P50 = 100
+const TARGET = onPostgres ? { sessions: 1000, rate: 500, p99: 20 } : { sessions: 1000, rate: 1000, p99: 10 }
+const MIN_CAPACITY_RATIO = 0.5
 
-interface Row {
-  result: Measured
-  baseline?: LoadResult | undefined
-  /** Minimum ratio to the baseline, and maximum p99 in ms. */
-  minRatio?: number
-  maxP99?: number
+interface Column {
+  name: string
+  server: ChildServer
+  /** The baseline column this one is compared with (none for a baseline). */
+  baseline?: Column
+  request: (i: number) => OpenLoopRequest
+  /** Sessions the column's requests go round (0 for a baseline). */
+  sessions: number
+  results: Map<number, OpenLoopResult & { cpuPerRequest: number }>
+  overloaded: boolean
 }
 
-type Measured = LoadResult & { cpuPerRequest: number }
+const column = (name: string, server: ChildServer, request: (i: number) => OpenLoopRequest, sessions = 0, baseline?: Column): Column => ({
+  name,
+  server,
+  ...(baseline && { baseline }),
+  request,
+  sessions,
+  results: new Map(),
+  overloaded: false,
+})
 
-async function measure(server: ChildServer, scenario: Scenario): Promise<Measured> {
-  const cpu0 = server.cpuMicros()
-  const result = await runLoad(server.baseUrl, scenario, { connections, duration })
-  const cpuPerRequest = (server.cpuMicros() - cpu0) / result.requests
-  console.log(`  ${scenario.name.padEnd(34)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${result.p99} ms  server CPU ${cpuPerRequest.toFixed(0)} µs/req`)
-  return { ...result, cpuPerRequest }
-}
-
-/** A scenario and its baseline, each warmed up, then measured one right after the other. */
-async function paired(base: ChildServer, baseScenario: Scenario, server: ChildServer, scenario: Scenario): Promise<[Measured, Measured]> {
-  if (warmup > 0) {
-    await runLoad(base.baseUrl, baseScenario, { connections, duration: warmup })
-    await runLoad(server.baseUrl, scenario, { connections, duration: warmup })
-  }
-  return [await measure(base, baseScenario), await measure(server, scenario)]
-}
-
-function roundRobin<T>(xs: T[]): () => T {
-  let i = 0
-  return () => xs[i++ % xs.length]!
-}
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1))
 
 async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
-  console.log(`HTTP bench: ${connections} connections × ${duration} s per scenario (+${warmup} s warm-up); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(`HTTP bench, open loop: ${SECONDS} s per rate and column (the first a warm-up) on ${onPostgres ? 'PostgreSQL' : 'SQLite'}; load average ${load()}`)
   const cluster = onPostgres ? await startDurableCluster() : undefined
   const baseline = await startBaseline(cluster && (await createDatabaseIn(cluster.url, 'baseline')))
   const goalkeeper = await startGoalkeeper({ fromSource, databaseUrl: cluster && (await createDatabaseIn(cluster.url, 'goalkeeper')) })
   try {
-    const fixture = await createFixture(goalkeeper, sessionCount)
+    const post = (path: string, body: unknown, headers?: Record<string, string>): OpenLoopRequest => ({ method: 'POST', path, body: JSON.stringify(body), ...(headers && { headers }) })
+    const text = stepTextSource(1)
+    const basePost = column(`baseline POST (1 ${onPostgres ? 'pg' : 'SQLite'} insert)`, baseline, (i) => post('/events', { description: text(), n: i }))
+    const columns = [basePost]
+    // Disjoint sessions per column, each made through the API, so no column warms another's cache.
+    const fixture = await createFixture(goalkeeper, SESSIONS.reduce((a, b) => a + b, 0) + 100)
     const auth = { authorization: `Bearer ${fixture.apiKey}` }
-    const session = roundRobin(fixture.sessionIds)
-    const stepText = stepTextSource(1)
-    const actionText = stepTextSource(2)
-    let turn = 0
-    let n = 0
-
-    const want = (name: string) => only === undefined || only === name
-    const basePost: Scenario = {
-      name: `baseline POST (1 ${onPostgres ? 'pg' : 'SQLite'} insert)`,
-      method: 'POST',
-      next: () => ({ path: '/events', body: { description: stepText(), n: n++ } }),
+    let from = 0
+    for (const s of SESSIONS) {
+      const ids = fixture.sessionIds.slice(from, (from += s))
+      columns.push(column(`steps, ${s} session${s === 1 ? '' : 's'}`, goalkeeper, (i) => post(`/v1/sessions/${ids[i % s]}/steps`, { description: text(), output: `ok ${i}` }, auth), s, basePost))
     }
-    const baseGet: Scenario = { name: 'baseline GET', method: 'GET', next: () => ({ path: '/ping' }) }
-    const scenarios: Array<{ name: string; base: Scenario; scenario: Scenario; minRatio?: number; maxP99?: number }> = [
-      {
-        name: 'steps',
-        base: basePost,
-        // The bar the step route must hold (docs/performance.md); the other two are measured only.
-        minRatio: onPostgres ? 0.4 : 0.25,
-        maxP99: 25,
-        scenario: {
-          name: 'POST /v1/sessions/{id}/steps',
-          method: 'POST',
-          headers: auth,
-          next: () => ({ path: `/v1/sessions/${session()}/steps`, body: { description: stepText(), output: `ok ${n++}` } }),
-        },
-      },
-      {
-        name: 'drift',
-        base: basePost,
-        scenario: {
-          name: 'POST /v1/sessions/{id}/drift-checks',
-          method: 'POST',
-          headers: auth,
-          next: () => ({ path: `/v1/sessions/${session()}/drift-checks`, body: { action: actionText() } }),
-        },
-      },
-      {
-        name: 'reminder',
-        base: baseGet,
-        scenario: {
-          name: 'GET /v1/sessions/{id}/reminder?turn=N',
-          method: 'GET',
-          headers: auth,
-          // Turns 1..30 cover the full, compact and ultra-compact modes.
-          next: () => ({ path: `/v1/sessions/${session()}/reminder?turn=${(turn++ % 30) + 1}` }),
-        },
-      },
-    ]
-    const rows: Row[] = []
-    for (const s of scenarios.filter((x) => want(x.name))) {
-      const [base, result] = await paired(baseline, s.base, goalkeeper, s.scenario)
-      rows.push({ result: base }, { result, baseline: base, ...(s.minRatio === undefined ? {} : { minRatio: s.minRatio }), ...(s.maxP99 === undefined ? {} : { maxP99: s.maxP99 }) })
+    const hundred = fixture.sessionIds.slice(from)
+    if (hasFlag('drift')) {
+      const action = stepTextSource(2)
+      columns.push(column('drift checks, 100 sessions', goalkeeper, (i) => post(`/v1/sessions/${hundred[i % 100]}/drift-checks`, { action: action() }, auth), 100, basePost))
+    }
+    if (hasFlag('reminder')) {
+      const baseGet = column('baseline GET', baseline, () => ({ method: 'GET', path: '/ping' }))
+      // Turns 1..30 cover the full, compact and ultra-compact modes.
+      columns.push(baseGet, column('reminder GET, 100 sessions', goalkeeper, (i) => ({ method: 'GET', path: `/v1/sessions/${hundred[i % 100]}/reminder?turn=${(Math.floor(i / 100) % 30) + 1}`, headers: auth }), 100, baseGet))
     }
 
-    report(rows)
-    const failed = rows.filter((r) => r.result.non2xx > 0 || r.result.errors > 0)
-    if (failed.length > 0) {
-      for (const r of failed) {
-        console.error(`FAIL ${r.result.name}: ${r.result.non2xx} non-2xx, ${r.result.errors} errors; status counts ${JSON.stringify(r.result.statusCounts)}; first: ${r.result.sample}`)
+    // JIT and caches warm before the first measured rate: 2 s, and every session stepped once.
+    for (const c of columns) await openLoop({ baseUrl: c.server.baseUrl, rate: RATES[0]!, seconds: Math.max(2, (1.2 * c.sessions) / RATES[0]!), request: c.request })
+    let failed = false
+    for (const rate of RATES) {
+      if (columns.every((c) => c.overloaded)) break
+      console.log(`\n${rate}/s (load average ${load()})`)
+      for (const c of columns) {
+        if (c.overloaded) continue
+        const cpu0 = c.server.cpuMicros()
+        const r = await openLoop({ baseUrl: c.server.baseUrl, rate, seconds: SECONDS, request: c.request })
+        const result = { ...r, cpuPerRequest: (c.server.cpuMicros() - cpu0) / r.sent }
+        c.results.set(rate, result)
+        c.overloaded = quantile(r.latencies, 0.5) > OVERLOADED_P50
+        const bad = [...r.statuses].filter(([s]) => s < 200 || s > 299)
+        if (bad.length > 0) failed = true
+        const q = (x: number) => ms(quantile(r.latencies, x)).padStart(6)
+        console.log(
+          `  ${c.name.padEnd(32)} p50 ${q(0.5)}  p99 ${q(0.99)}  p99.9 ${q(0.999)}  max ${q(1)} ms  server CPU ${result.cpuPerRequest.toFixed(0).padStart(4)} µs/req` +
+            `${bad.length > 0 ? `  non-2xx: ${bad.map(([s, n]) => `${n}× ${s}`).join(', ')}` : ''}${r.maxLag > 5 ? `  generator lag ${r.maxLag.toFixed(0)} ms` : ''}${c.overloaded ? '  overloaded' : ''}`,
+        )
       }
+    }
+    report(columns)
+    if (failed) {
+      console.error('FAIL: some requests got a non-2xx answer or no answer (status 0)')
       process.exitCode = 1
     }
   } finally {
@@ -144,25 +134,43 @@ async function main(): Promise<void> {
   }
 }
 
-function report(rows: Row[]): void {
-  console.log(`\nload average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  console.table(
-    rows.map(({ result: r, baseline, minRatio, maxP99 }) => {
-      const ratio = baseline ? r.rps / baseline.rps : undefined
-      const ok = ratio === undefined || minRatio === undefined ? '' : ratio >= minRatio && (maxP99 === undefined || r.p99 <= maxP99) ? 'yes' : 'NO'
-      return {
-        scenario: r.name,
-        'req/s': Math.round(r.rps),
-        'p50 ms': r.p50,
-        'p99 ms': r.p99,
-        'server µs/req': Math.round(r.cpuPerRequest),
-        'errors/non-2xx': `${r.errors}/${r.non2xx}`,
-        ratio: ratio === undefined ? '' : `${ratio.toFixed(2)}× ${baseline!.name.startsWith('baseline GET') ? 'GET' : 'POST'}`,
-        target: minRatio === undefined ? '' : `≥ ${minRatio}×${maxP99 === undefined ? '' : `, p99 ≤ ${maxP99} ms`}`,
-        ok,
-      }
-    }),
-  )
+/** The highest rate a column held with p99 ≤ CAPACITY_P99 (0 when none). */
+function capacity(c: Column): number {
+  let best = 0
+  for (const [rate, r] of c.results) if (quantile(r.latencies, 0.99) <= CAPACITY_P99) best = Math.max(best, rate)
+  return best
+}
+
+function report(columns: Column[]): void {
+  console.log(`\nload average after: ${load()}`)
+  const rows: Record<string, Record<string, string>> = {}
+  for (const rate of RATES) {
+    const row: Record<string, string> = {}
+    for (const c of columns) {
+      const r = c.results.get(rate)
+      row[c.name] = r === undefined ? 'overloaded' : `${ms(quantile(r.latencies, 0.99))} (p50 ${ms(quantile(r.latencies, 0.5))})`
+    }
+    rows[`${rate}/s p99 ms`] = row
+  }
+  const cap: Record<string, string> = {}
+  for (const c of columns) {
+    const mine = capacity(c)
+    cap[c.name] = c.baseline === undefined ? `${mine}/s` : `${mine}/s = ${(mine / Math.max(1, capacity(c.baseline))).toFixed(2)}×`
+  }
+  rows[`capacity (p99 ≤ ${CAPACITY_P99} ms)`] = cap
+  console.table(rows)
+
+  const target = columns.find((c) => c.name.startsWith(`steps, ${TARGET.sessions} sessions`))?.results.get(TARGET.rate)
+  if (target !== undefined) {
+    const p99 = quantile(target.latencies, 0.99)
+    console.log(`target: ${TARGET.sessions} sessions at ${TARGET.rate} steps/s with p99 ≤ ${TARGET.p99} ms: p99 ${ms(p99)} ms, ${p99 <= TARGET.p99 ? 'met' : 'NOT met'}`)
+  }
+  if (!onPostgres) {
+    for (const c of columns.filter((x) => x.name.startsWith('steps') && x.baseline !== undefined)) {
+      const ratio = capacity(c) / Math.max(1, capacity(c.baseline!))
+      console.log(`target: ${c.name} capacity ≥ ${MIN_CAPACITY_RATIO}× the baseline's: ${ratio.toFixed(2)}×, ${ratio >= MIN_CAPACITY_RATIO ? 'met' : 'NOT met'}`)
+    }
+  }
 }
 
 await main()

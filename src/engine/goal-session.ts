@@ -52,37 +52,54 @@ export class GoalSession {
   private injector: GoalReminderInjector
   private recitationManager: RecitationManager
   private detection: SessionDetection
-  private turn = new AgentTurn()
-  private todos = new TodoList()
+  private turn: AgentTurn
+  private todos: TodoList
   /** Reads steps for evidence (`config.alignment: "evidence"`); null with `keywords` alignment. */
   private reader: StepReader | null
 
   /**
    * A new session: the fields of NEW_SESSION_DETECTION it leaves out are filled in and stored.
-   * `stored`: the config of a session created earlier, taken as it is.
+   * `stored`: a session created earlier, its config taken as it is and its parts restored from it
+   * (fromJSON), each built once.
    */
-  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}, stored = false) {
+  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}, stored?: GoalSessionJSON) {
     this.config = resolveSessionConfig(stored ? init.config : { ...NEW_SESSION_DETECTION, ...init.config })
     this.clock = options.clock ?? wallClock
     this.llmTimeoutMs = options.llm_timeout_ms
     this.goalText = init.goal
+    const c = this.config
+    const clock = this.clock
+    if (stored) {
+      this.stepCount = stored.step_count
+      this.context = structuredClone(stored.context)
+      this.tracker = GoalTracker.fromJSON(stored.tracker, this.trackerOptions())
+      this.dna = GoalDNA.fromJSON(stored.dna, { clock, keep_events: false })
+      this.injector = GoalReminderInjector.fromJSON(stored.reminder, clock, { history_text: false })
+      this.recitationManager = RecitationManager.fromJSON(stored.recitation, { clock })
+      this.turn = AgentTurn.fromJSON(stored.turn)
+      this.todos = TodoList.fromJSON(stored.todos)
+      this.detection = SessionDetection.fromJSON(c, stored.detection)
+      this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, stored.tracker.plan, stored.reader) : null
+      return
+    }
     this.tracker = this.newTracker(init.goal)
     this.tracker.setPlan(init.plan ?? [])
     this.dna = this.newDna(init.goal)
-    const c = this.config
     this.injector = new GoalReminderInjector({
       full_cutoff: c.full_cutoff,
       compact_cutoff: c.compact_cutoff,
       max_pitfalls: c.max_pitfalls,
       max_tried: c.max_tried,
       drift_warning_threshold: c.drift_warning_threshold,
-      clock: this.clock,
+      clock,
       history_text: false,
     })
     this.injector.setGoal(init.goal)
     // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
-    this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock: this.clock })
+    this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock })
     this.detection = new SessionDetection(c)
+    this.turn = new AgentTurn()
+    this.todos = new TodoList()
     this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, init.plan ?? [], undefined) : null
   }
 
@@ -400,18 +417,6 @@ export class GoalSession {
   }
 
   static fromJSON(json: GoalSessionJSON, options: GoalSessionOptions = {}): GoalSession {
-    const s = new GoalSession({ goal: json.goal, config: json.config }, options, true)
-    const clock = s.clock
-    s.stepCount = json.step_count
-    s.context = structuredClone(json.context)
-    s.tracker = GoalTracker.fromJSON(json.tracker, s.trackerOptions())
-    s.dna = GoalDNA.fromJSON(json.dna, { clock, keep_events: false })
-    s.injector = GoalReminderInjector.fromJSON(json.reminder, clock, { history_text: false })
-    s.recitationManager = RecitationManager.fromJSON(json.recitation, { clock })
-    s.detection = SessionDetection.fromJSON(s.config, json.detection)
-    s.turn = AgentTurn.fromJSON(json.turn)
-    s.todos = TodoList.fromJSON(json.todos)
-    if (s.reader !== null) s.reader = StepReader.fromJSON(json.goal, json.tracker.plan, json.reader)
-    return s
+    return new GoalSession({ goal: json.goal, config: json.config }, options, json)
   }
 }

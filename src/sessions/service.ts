@@ -50,7 +50,7 @@ export interface SessionsDeps {
   llmTimeoutMs?: number
   /** Set when GOALKEEPER_EMBEDDINGS_URL is configured; used by sessions with `config.similarity: embeddings`. */
   embeddings?: GoalEmbeddings
-  /** Hydrated sessions kept in memory (default 500); 0 turns the cache off. */
+  /** Hydrated sessions kept in memory (default SESSION_CACHE_MAX, store.ts); 0 turns the cache off. */
   cacheMax?: number
 }
 
