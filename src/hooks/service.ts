@@ -57,7 +57,7 @@ export class HooksService {
       }
       case 'post_tool': {
         const { tool_output } = await this.hookSettings(agentId, query)
-        const step = toolStep(toolOf(event.name, event.input), event.response, event.error, { tool_output })
+        const step = toolStep(toolOf(event.name, event.input), event.response, event.error, { tool_output, contextTokens: true })
         const advice = adviceFor(await this.sessions.step(agentId, session.id, step))
         return this.withRecitation(agentId, session.id, advice)
       }

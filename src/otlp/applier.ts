@@ -228,11 +228,7 @@ export class Applier {
       stepNumber = (result as { step_number: number }).step_number
       await this.deps.repo.settle(agentId, [seq, ...usage.seqs], APPLIED, stepNumber)
     })
-    // A tool step's own tokens are what the call put into the context (all a hook sees); here the
-    // model's reported usage is the spend.
-    const call: StepInput = { ...step }
-    delete call.tokens
-    await this.deps.sessions.step(agentId, session.id, { ...call, ...spend }, uow)
+    await this.deps.sessions.step(agentId, session.id, { ...step, ...spend }, uow)
     this.applied('step', 1)
     if (usage.seqs.length > 0) this.applied('usage', usage.seqs.length)
   }

@@ -68,13 +68,15 @@ export type ToolOutput = 'store' | 'digest'
 const COUNTED_MAX = 8000
 
 /**
- * The step a tool call makes, as the agent's settings keep its output (`hooks.tool_output`). Its
- * `tokens` are the o200k count of the call's arguments and output (their first 8,000 characters):
- * what the call put into the agent's context, the only spend a hook sees (not what the model was billed).
+ * The step a tool call makes, as the agent's settings keep its output (`hooks.tool_output`). With
+ * `contextTokens` (a hook's step) its `tokens` are the o200k count of the call's arguments and
+ * output (their first 8,000 characters): what the call put into the agent's context, the only
+ * spend a hook sees. Telemetry reports the model's own usage instead, so it counts none.
  */
-export function toolStep(tool: StepTool, response: unknown, error: boolean, settings: { tool_output: ToolOutput }): StepInput {
+export function toolStep(tool: StepTool, response: unknown, error: boolean, settings: { tool_output: ToolOutput; contextTokens?: boolean }): StepInput {
   const text = responseText(response)
   const output = settings.tool_output === 'digest' ? (text === '' ? '' : `sha256:${digest(text)}`) : truncateChars(redact(truncateChars(text, 2 * OUTPUT_MAX)), OUTPUT_MAX)
-  const tokens = countTokens(truncateChars(`${JSON.stringify(tool.args)}\n${text}`, COUNTED_MAX))
-  return { description: describeCall(tool), output, tool, error, tokens }
+  const step: StepInput = { description: describeCall(tool), output, tool, error }
+  if (settings.contextTokens === true) step.tokens = countTokens(truncateChars(`${JSON.stringify(tool.args)}\n${text}`, COUNTED_MAX))
+  return step
 }
