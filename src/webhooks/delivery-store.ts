@@ -100,10 +100,14 @@ export class DeliveryStore {
   async claim(nowMs: number, limit: number): Promise<ClaimedDelivery[]> {
     const params = { now: nowMs, lease: nowMs + this.leaseMs, limit }
     if (this.db.dialect === 'postgres') return this.db.all<ClaimedDelivery>(CLAIM_PG, params)
-    return this.db.transaction(async () => {
+    const claimed = await this.db.transaction(async () => {
       const ids = (await this.db.all<{ id: string }>(CLAIM_SQLITE, params)).map((r) => r.id)
       return ids.length === 0 ? [] : this.db.all<ClaimedDelivery>(LOAD_SQLITE, [JSON.stringify(ids)])
     })
+    // Under group commit the claim, and the fire that made a delivery, commit after this turn:
+    // nothing is sent before they are durable (a crash in between sent a fire that then fired again).
+    if (claimed.length > 0) await this.db.committed()
+    return claimed
   }
 
   record(d: ClaimedDelivery, r: AttemptRecord): Promise<void> {

@@ -17,8 +17,12 @@ import { npmEnv, npmUnder } from '../npm-cache.js'
 import { NODE_LINES, nodeHome } from './lines.js'
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
-/** The SQLite driver's release, start-up and `npm start`, the README walk-through, a route suite (on both databases) and the PostgreSQL suite. */
-const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'test/npm-start.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts']
+/**
+ * The SQLite driver's release, start-up and `npm start`, the README walk-through, a route suite (on
+ * both databases), the PostgreSQL suite, and the reminders' crash test (on Node.js 24 it caught
+ * deliveries sent before their group commit).
+ */
+const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'test/npm-start.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts', 'test/reminders/crash.test.ts']
 
 const [reports, ...asked] = process.argv.slice(2)
 if (reports === undefined) throw new Error('usage: node --import tsx test/node-lines/run.ts <report folder> [version…]')
