@@ -1,38 +1,28 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp } from '../helpers.js'
 import { createSession, GOAL, postStep } from './sessions-fixtures.js'
+import { fakeChat } from './fake-chat.js'
 
 /** A stand-in OpenAI-compatible endpoint; the path picks the behaviour. */
-let server: Server
+let llm: Awaited<ReturnType<typeof fakeChat>>
 let base = ''
 const seen: { path: string; body: { model: string; messages: { content: string }[] } }[] = []
 /** Answers of `/held/` requests, sent when the test says so. */
 const held: Array<() => void> = []
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = ''
-    req.on('data', (c) => (raw += c))
-    req.on('end', () => {
-      seen.push({ path: req.url ?? '', body: JSON.parse(raw) })
-      const answer = (content: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content } }] }))
-      if (req.url?.startsWith('/fast/')) return answer('{"score": 0.9, "reasoning": "advances the goal"}')
-      if (req.url?.startsWith('/held/')) return void held.push(() => answer('{"score": 0.9, "reasoning": "advances the goal"}'))
-      if (req.url?.startsWith('/garbage/')) return answer('I cannot say.')
-      if (req.url?.startsWith('/broken/')) return res.writeHead(500).end('boom')
-      if (req.url?.startsWith('/slow/')) return void setTimeout(() => answer('{"score": 1}'), 4000).unref()
-      res.writeHead(404).end()
-    })
+  llm = await fakeChat<{ model: string; messages: { content: string }[] }>(({ path, body, answer, res }) => {
+    seen.push({ path, body })
+    if (path.startsWith('/fast/')) return answer('{"score": 0.9, "reasoning": "advances the goal"}')
+    if (path.startsWith('/held/')) return void held.push(() => answer('{"score": 0.9, "reasoning": "advances the goal"}'))
+    if (path.startsWith('/garbage/')) return answer('I cannot say.')
+    if (path.startsWith('/broken/')) return res.writeHead(500).end('boom')
+    if (path.startsWith('/slow/')) return void setTimeout(() => answer('{"score": 1}'), 4000).unref()
+    res.writeHead(404).end()
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  base = llm.base
 })
-afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
-})
+afterAll(() => llm.close())
 
 // The timeout leaves a loaded machine time to reach the fake; the slow answer comes well after it.
 async function stepWith(mode: string, llm_verify = true) {

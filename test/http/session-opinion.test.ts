@@ -1,43 +1,32 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { sharedDatabase } from '../sessions/shared-database.js'
 import { adviceFor } from '../../src/hooks/advice.js'
 import { createSession, GOAL, postStep } from './sessions-fixtures.js'
+import { fakeChat } from './fake-chat.js'
 
 /** A stand-in OpenAI-compatible endpoint; the path picks the behaviour. */
-let server: Server
+let llm: Awaited<ReturnType<typeof fakeChat>>
 let base = ''
 const seen: { path: string; prompt: string; max_tokens: number }[] = []
 const ANALYSIS = 'It rewrites the same schema again and again; write the auth endpoints next.'
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = ''
-    req.on('data', (c) => (raw += c))
-    req.on('end', () => {
-      const body = JSON.parse(raw) as { messages: { content: string }[]; max_tokens: number }
-      const prompt = body.messages[0]!.content
-      seen.push({ path: req.url ?? '', prompt, max_tokens: body.max_tokens })
-      const answer = (content: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content } }] }))
-      const no = JSON.stringify({ progress: false, confidence: 0.95, analysis: ANALYSIS })
-      if (req.url?.startsWith('/no/')) return answer(no)
-      // Confident at first, overruled by the confirming call.
-      if (req.url?.startsWith('/doubt/')) return answer(prompt.includes('A first review found') ? '{"progress": true, "confidence": 0.8, "analysis": "It is fine."}' : no)
-      if (req.url?.startsWith('/garbage/')) return answer('I cannot say.')
-      if (req.url?.startsWith('/broken/')) return res.writeHead(500).end('boom')
-      if (req.url?.startsWith('/slow/')) return void setTimeout(() => answer(no), 1500).unref()
-      res.writeHead(404).end()
-    })
+  llm = await fakeChat<{ messages: { content: string }[]; max_tokens: number }>(({ path, body, answer, res }) => {
+    const prompt = body.messages[0]!.content
+    seen.push({ path, prompt, max_tokens: body.max_tokens })
+    const no = JSON.stringify({ progress: false, confidence: 0.95, analysis: ANALYSIS })
+    if (path.startsWith('/no/')) return answer(no)
+    // Confident at first, overruled by the confirming call.
+    if (path.startsWith('/doubt/')) return answer(prompt.includes('A first review found') ? '{"progress": true, "confidence": 0.8, "analysis": "It is fine."}' : no)
+    if (path.startsWith('/garbage/')) return answer('I cannot say.')
+    if (path.startsWith('/broken/')) return res.writeHead(500).end('boom')
+    if (path.startsWith('/slow/')) return void setTimeout(() => answer(no), 1500).unref()
+    res.writeHead(404).end()
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  base = llm.base
 })
-afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
-})
+afterAll(() => llm.close())
 
 const env = (mode: string) => ({ GOALKEEPER_LLM_URL: `${base}/${mode}/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '300' })
 const STEPS = [
