@@ -14,6 +14,7 @@ import {
   stemSet,
   updateDrift,
 } from './step-alignment.js'
+import { PlanTerms } from './plan-terms.js'
 import type { Evidence } from './step-evidence.js'
 import {
   copyRecord,
@@ -65,7 +66,7 @@ export class GoalTracker {
   private readonly keepHistory: boolean
   private readonly goalStems: Set<string>
   private plan: string[] = []
-  private planStems: Set<string>[] = []
+  private planStems = new PlanTerms<Set<string>>([], stemSet)
   /** The plan is the agent's todo list (`followTodos`): only the list moves it, not aligned steps. */
   private todoPlan = false
   private currentStep = 0
@@ -97,7 +98,7 @@ export class GoalTracker {
   /** Sets the plan and puts the step counter (and plan progress) back to 0. */
   setPlan(steps: readonly string[]): void {
     this.plan = [...steps]
-    this.planStems = this.plan.map(stemSet)
+    this.planStems = new PlanTerms(this.plan, stemSet)
     this.currentStep = 0
     this.progress = 0
     this.todoPlan = false
@@ -111,7 +112,7 @@ export class GoalTracker {
   followTodos(items: readonly string[], done: number): boolean {
     const before = this.todoPlan ? this.currentStep : 0
     this.plan = [...items]
-    this.planStems = this.plan.map(stemSet)
+    this.planStems = new PlanTerms(this.plan, stemSet)
     this.currentStep = done
     this.progress = items.length === 0 ? 0 : done / items.length
     this.todoPlan = true

@@ -24,6 +24,7 @@ import { addEntities, entitiesOf, readCall, type CallReading, type Entities } fr
 import type { DriftSeverity } from './drift-severity.js'
 import type { SimilarityMode } from './goal-scorer.js'
 import type { StepSignals } from './loops.js'
+import { PlanTerms } from './plan-terms.js'
 import { normalizeText } from './text-normalize.js'
 import { wordInfo, wordRank } from './word-info.js'
 
@@ -132,7 +133,7 @@ function readGoal(goal: string): { entities: Entities; words: Words } {
 export class StepReader {
   private readonly goal: Entities
   private readonly goalWords: Words
-  private plan: Words[] = []
+  private plan = new PlanTerms<Words>([], wordsOf)
   private files: string[] = []
 
   constructor(goal: string) {
@@ -142,7 +143,7 @@ export class StepReader {
   }
 
   setPlan(steps: readonly string[]): void {
-    this.plan = steps.map(wordsOf)
+    this.plan = new PlanTerms([...steps], wordsOf)
   }
 
   /**
@@ -153,7 +154,10 @@ export class StepReader {
     const call = signals.tool === undefined ? null : readCall(signals.tool)
     const said = call === null ? description : `${description}\n${call.text}`
     const words = wordsOf(said)
-    const planTerms = focus.map((i) => (this.plan[i] === undefined ? [] : shared(words, this.plan[i]!))).find((t) => t.length > 0)
+    const planTerms = focus
+      .map((i) => this.plan.at(i))
+      .map((terms) => (terms === undefined ? [] : shared(words, terms)))
+      .find((t) => t.length > 0)
     const planHit = planTerms !== undefined
     const ev = this.positive(said, output, call, words, text)
     if (call?.kind === 'change') this.remember(call.files)
@@ -204,7 +208,7 @@ export class StepReader {
    */
   private offScore(words: Words, text: TextSimilarity, focus: readonly number[]): number {
     if (words.stems.size === 0 || this.goalWords.stems.size === 0) return NEUTRAL
-    const refs = [this.goalWords, ...focus.flatMap((i) => this.plan[i] ?? [])]
+    const refs = [this.goalWords, ...focus.flatMap((i) => this.plan.at(i) ?? [])]
     let touches = false
     for (const s of words.stems) if (refs.some((r) => r.stems.has(s))) touches = true
     if (!touches) return OFF

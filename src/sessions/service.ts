@@ -52,6 +52,8 @@ export interface SessionsDeps {
   embeddings?: GoalEmbeddings
   /** Hydrated sessions kept in memory (default SESSION_CACHE_MAX, store.ts); 0 turns the cache off. */
   cacheMax?: number
+  /** Their estimated heap at most (default: a share of the heap limit, store.ts). */
+  cacheMaxBytes?: number
 }
 
 
@@ -79,6 +81,7 @@ export class SessionsService implements TurnPartsProvider {
       metrics: deps.metrics,
       engineOptions: deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs },
       cacheMax: deps.cacheMax,
+      cacheMaxBytes: deps.cacheMaxBytes,
     })
   }
 

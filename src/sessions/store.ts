@@ -19,6 +19,7 @@
  * session at a time) and puts the new version back only once it has committed. A read meanwhile
  * misses and loads the committed state itself.
  */
+import { getHeapStatistics } from 'node:v8'
 import { LRUCache } from 'lru-cache'
 import type { SqlDatabase } from '../db/database.js'
 import type { UnitOfWork } from '../db/unit-of-work.js'
@@ -40,6 +41,21 @@ import { KeyedLock } from './write-lock.js'
  */
 export const SESSION_CACHE_MAX = 2000
 
+/**
+ * The heap the cache may hold besides its count, as a share of V8's heap limit: sessions differ
+ * by 50× (a 100-step session ~33 KB, the largest the schemas take ~1.6 MB), so a count alone let
+ * a few hundred large ones fill a 192 MB heap.
+ */
+const SESSION_CACHE_HEAP_SHARE = 0.25
+
+/**
+ * A cached session's heap, estimated from its last snapshot's characters: measured 4.1× them for a
+ * 100-step session (7.9 K characters), 1.6× for the largest (1 M characters).
+ */
+export function sessionHeapEstimate(snapshotChars: number): number {
+  return 16 * 1024 + 2 * snapshotChars
+}
+
 /** Attempts of a write that lost its version race (each on a fresh load) before it becomes a 409. */
 export const WRITE_ATTEMPTS = 3
 
@@ -57,6 +73,8 @@ export interface Hydrated {
   session: GoalSession
   clock: SessionClock
   pending: number
+  /** Characters of the snapshot it was loaded from or last wrote: what its heap is estimated from. */
+  snapshotChars: number
 }
 
 export class SessionStore {
@@ -70,7 +88,15 @@ export class SessionStore {
   private readonly cache: LRUCache<string, Hydrated> | undefined
   private readonly writing = new KeyedLock()
 
-  constructor(opts: { db: SqlDatabase; clock: Clock; metrics: Metrics; engineOptions: GoalSessionOptions; cacheMax?: number | undefined }) {
+  constructor(opts: {
+    db: SqlDatabase
+    clock: Clock
+    metrics: Metrics
+    engineOptions: GoalSessionOptions
+    cacheMax?: number | undefined
+    /** Estimated heap of the cached sessions at most (default: a share of the heap limit). */
+    cacheMaxBytes?: number | undefined
+  }) {
     this.db = opts.db
     this.repo = new SessionRepository(opts.db)
     this.outbox = new Outbox(opts.db)
@@ -78,7 +104,8 @@ export class SessionStore {
     this.metrics = opts.metrics
     this.engineOptions = { ...opts.engineOptions, clock: opts.clock }
     const max = opts.cacheMax ?? SESSION_CACHE_MAX
-    this.cache = max > 0 ? new LRUCache<string, Hydrated>({ max }) : undefined
+    const maxSize = Math.round(opts.cacheMaxBytes ?? getHeapStatistics().heap_size_limit * SESSION_CACHE_HEAP_SHARE)
+    this.cache = max > 0 ? new LRUCache<string, Hydrated>({ max, maxSize, sizeCalculation: (entry) => sessionHeapEstimate(entry.snapshotChars) }) : undefined
   }
 
   newSession(init: ConstructorParameters<typeof GoalSession>[0]): GoalSession {
@@ -134,13 +161,13 @@ export class SessionStore {
       const stored = await this.repo.stored(key.agent_id, key.id)
       if (stored === undefined) throw notFound('session', key.id)
       const json = JSON.parse(stored.snapshot) as GoalSessionJSON
-      return { version: stored.version, json, steps: await this.repo.journalSteps(key.id, json.step_count, stored.version) }
+      return { version: stored.version, json, snapshot: stored.snapshot, steps: await this.repo.journalSteps(key.id, json.step_count, stored.version) }
     }
-    const { version, json, steps } = this.db.inTransaction ? await read() : await this.db.transaction(read)
+    const { version, json, snapshot, steps } = this.db.inTransaction ? await read() : await this.db.transaction(read)
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
     for (const s of steps) clock.at(s.at, () => session.step(s.description, s.output, s.similarity ?? undefined, signalsOf(s)))
-    return { id: key.id, agentId: key.agent_id, version, session, clock, pending: steps.length }
+    return { id: key.id, agentId: key.agent_id, version, session, clock, pending: steps.length, snapshotChars: snapshot.length }
   }
 
   forget(id: string): void {
@@ -284,6 +311,6 @@ export class SessionStore {
     }
     for (const e of outcome.events ?? []) await this.outbox.enqueue(key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
     for (const [type, data] of outcome.agent_events ?? []) await this.outbox.enqueue(key.agent_id, type, data, now)
-    return { ...entry, version, pending: journaled ? entry.pending + 1 : 0 }
+    return { ...entry, version, pending: journaled ? entry.pending + 1 : 0, snapshotChars: state.snapshot?.length ?? entry.snapshotChars }
   }
 }
