@@ -15,7 +15,7 @@
  * worker dies, the main connection goes back to SQLite's default.
  */
 import type Database from 'better-sqlite3'
-import { Worker } from 'node:worker_threads'
+import { Worker, type WorkerOptions } from 'node:worker_threads'
 import { DRIVER } from './sqlite-driver.js'
 
 /** SQLite's own default, restored if the worker fails. */
@@ -47,38 +47,26 @@ export interface Checkpointer {
   stop(): Promise<void>
 }
 
-// Plain CommonJS so it runs the same from dist/, tsx and vitest (no loader needed in the worker).
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const Database = require(workerData.driver)
-const db = new Database(workerData.path, { timeout: 0 })
-db.pragma('synchronous = NORMAL')
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
-let timer
-const pass = () => {
-  // Writers may append while a pass copies; a few quick repeats let it catch up so the WAL restarts.
-  // Past the backstop mark they would keep the main connection's own checkpoint out: sit out instead.
-  let r
-  try {
-    for (let i = 0; i < 4; i++) {
-      r = checkpoint.get()
-      if (r.busy !== 0 || r.checkpointed >= r.log || r.log >= workerData.maxWalPages) break
-    }
-  } catch (err) {
-    // A full disk (the database file cannot grow) is waited out: the next pass tries again.
-    if (err.code !== 'SQLITE_FULL') throw err
-  }
-  if (workerData.report && r) parentPort.postMessage(r)
-  timer = setTimeout(pass, workerData.intervalMs)
+/** What the worker thread (checkpoint-worker.ts) is started with. */
+export interface CheckpointWorkerData {
+  path: string
+  driver: string
+  intervalMs: number
+  maxWalPages: number
+  report: boolean
 }
-parentPort.on('message', (m) => {
-  if (m !== 'stop') return
-  clearTimeout(timer)
-  db.close()
-  parentPort.close()
-})
-pass()
-`
+
+/**
+ * The worker thread's module: the built JavaScript beside this file in dist/. Run from the source
+ * (tsx, tests), a worker does not inherit the TypeScript loader: it registers tsx, then imports
+ * the TypeScript.
+ */
+function workerOf(workerData: CheckpointWorkerData, options: WorkerOptions): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./checkpoint-worker.js', import.meta.url), { ...options, workerData })
+  const tsx = import.meta.resolve('tsx/esm/api')
+  const source = new URL('./checkpoint-worker.ts', import.meta.url).href
+  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}) })`, { ...options, workerData, eval: true })
+}
 
 /** Moves the checkpoints of `sqlite` (a file database in WAL mode) to a worker thread. */
 export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerOptions = {}): Checkpointer {
@@ -86,9 +74,8 @@ export function startCheckpointer(sqlite: Database.Database, opts: CheckpointerO
   const maxWalPages = opts.maxWalPages ?? BACKSTOP_PAGES
   // 0 would turn the backstop off, and with it the bound on the WAL.
   if (!Number.isSafeInteger(maxWalPages) || maxWalPages < 1) throw new RangeError(`maxWalPages must be a positive integer, got ${maxWalPages}`)
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100, maxWalPages, report: opts.onPass !== undefined },
+  const workerData: CheckpointWorkerData = { path: sqlite.name, driver, intervalMs: opts.intervalMs ?? 100, maxWalPages, report: opts.onPass !== undefined }
+  const worker = workerOf(workerData, {
     // It allocates next to nothing; small heaps keep its share of RSS small.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
   })
