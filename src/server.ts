@@ -1,13 +1,10 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
-import { startCheckpointer } from './db/checkpointer.js'
-import { SqliteDatabase } from './db/sqlite-database.js'
+import { openDatabase } from './db/open.js'
 import { buildApp, type App } from './http/app.js'
-import { wallClock } from './engine/clock.js'
 import { createMetrics } from './metrics.js'
-import { Ticker } from './reminders/ticker.js'
-import { bootstrapAgent, describeListenError, openDatabase, StartupError, unreachableWarning } from './startup.js'
-import { Dispatcher } from './webhooks/dispatcher.js'
+import { Scheduler } from './scheduler.js'
+import { bootstrapAgent, describeListenError, StartupError, unreachableWarning } from './startup.js'
 
 /** config → db → migrations → app → listen, with graceful shutdown. Returns the started app. */
 export async function start(env: Record<string, string | undefined> = process.env): Promise<App> {
@@ -20,33 +17,10 @@ export async function start(env: Record<string, string | undefined> = process.en
     await handle.close()
     throw err
   }
-  // A SQLite file checkpoints on a worker thread, off the event loop (src/db/checkpointer.ts). Its
-  // onClose hook runs before the one that closes the connection (hooks run last-added first).
-  if (handle.db instanceof SqliteDatabase && !handle.db.sqlite.memory) {
-    const onError = (err: unknown) => app.log.error({ err }, 'WAL checkpoint worker failed; SQLite checkpoints on commit again')
-    try {
-      const checkpointer = startCheckpointer(handle.db.sqlite, { onError })
-      app.addHook('onClose', () => checkpointer.stop())
-    } catch (err) {
-      // Only a speed-up: the service runs on SQLite's own checkpoints without it.
-      onError(err)
-    }
-  }
-  // The scheduler lives here, not in buildApp: tests drive `tick(now)` themselves. Its onClose
-  // hook runs before the DB closes: stop ticking, let in-flight deliveries finish (bounded), and
-  // leave everything else queued in the outbox for the next start.
-  const onError = (err: unknown) => app.log.error({ err }, 'scheduler error')
-  const dispatcher = new Dispatcher({
-    db: handle.db,
-    settings: config.webhook,
-    // A claim outlives its attempt: another replica takes a delivery over only once this one cannot still be sending it.
-    leaseMs: config.webhook.timeoutMs + config.leaseMs,
-    clock: wallClock,
-    onError,
-    onAttempt: (outcome) => app.metrics.webhookAttempts.inc({ outcome }),
-  })
-  const ticker = new Ticker({ db: handle.db, clock: wallClock, dispatcher, leaseMs: config.leaseMs, onError })
-  app.addHook('onClose', async () => ticker.stop(8_000))
+  // Reminders, webhook deliveries and SQLite's checkpoints, stopped before the database closes
+  // (onClose hooks run last-added first, and buildApp added the one that closes it first).
+  const scheduler = new Scheduler({ handle, config, metrics: app.metrics, log: app.log })
+  app.addHook('onClose', () => scheduler.stop())
   try {
     await app.listen({ host: config.host, port: config.port })
   } catch (err) {
@@ -58,7 +32,7 @@ export async function start(env: Record<string, string | undefined> = process.en
   await bootstrapAgent(app, config)
   const warning = unreachableWarning(config, await app.services.agents.count())
   if (warning) app.log.warn(warning)
-  ticker.start()
+  scheduler.start()
   // Records an earlier run (or another replica) stored and never applied; then a sweep now and then.
   app.services.otlp.applier.start()
   return app

@@ -1,10 +1,5 @@
 import ipaddr from 'ipaddr.js'
-import { resolve } from 'node:path'
 import type { Config } from './config.js'
-import { openDb, type DbHandle, type SqliteHandle } from './db/client.js'
-import { runMigrations } from './db/migrate.js'
-import { wallClock } from './engine/clock.js'
-import { foldLegacyJournals } from './sessions/legacy-journal.js'
 import type { App } from './http/app.js'
 
 /**
@@ -15,61 +10,13 @@ export class StartupError extends Error {
   override name = 'StartupError'
 }
 
-const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err))
+/** An error's message, for a one-line start-up failure. */
+export const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err))
 
 /** `localhost` or any loopback address (127.0.0.0/8, ::1, ::ffff:127.x). */
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true
   return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback'
-}
-
-/**
- * The configured database, migrated: PostgreSQL when GOALKEEPER_DATABASE_URL is set, else the
- * SQLite file at GOALKEEPER_DB. Any failure is said in one line naming the variable and the cause.
- */
-export async function openDatabase(config: Pick<Config, 'dbPath' | 'databaseUrl' | 'statementTimeoutMs'>): Promise<DbHandle> {
-  return config.databaseUrl === undefined ? openSqlite(config.dbPath) : openPostgres(config.databaseUrl, config.statementTimeoutMs)
-}
-
-function openSqlite(dbPath: string): DbHandle {
-  let handle: SqliteHandle | undefined
-  try {
-    handle = openDb(dbPath)
-    runMigrations(handle)
-    foldLegacyJournals(handle.sqlite, wallClock)
-    return handle
-  } catch (err) {
-    void handle?.close()
-    const file = dbPath === ':memory:' || resolve(dbPath) === dbPath ? dbPath : `${dbPath} (${resolve(dbPath)})`
-    throw new StartupError(`Cannot open the database: GOALKEEPER_DB=${file}: ${reason(err)}`)
-  }
-}
-
-/** Replicas starting together migrate one at a time (an advisory lock), the others then find nothing to do. */
-async function openPostgres(databaseUrl: string, statementTimeoutMs: number): Promise<DbHandle> {
-  let handle: DbHandle | undefined
-  try {
-    // Loaded here only: the driver and its migrator are ~6 MB of RSS that a SQLite deployment never uses.
-    const [{ openPg }, { runPgMigrations }] = await Promise.all([import('./db/postgres.js'), import('./db/pg-migrate.js')])
-    const pg = openPg(databaseUrl, { statementTimeoutMs })
-    handle = pg
-    await runPgMigrations(pg)
-    return pg
-  } catch (err) {
-    await handle?.close().catch(() => undefined)
-    throw new StartupError(`Cannot open the database: GOALKEEPER_DATABASE_URL=${redactUrl(databaseUrl)}: ${reason(err)}`)
-  }
-}
-
-/** The URL without its password, for a message that may end up in logs. */
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password !== '') u.password = '***'
-    return u.toString()
-  } catch {
-    return '(unparseable URL)'
-  }
 }
 
 /** What a failed listen means, in terms of the HOST and PORT variables. */

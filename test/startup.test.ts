@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { loadConfig } from '../src/config.js'
 import { start } from '../src/server.js'
-import { isLoopback, openDatabase, StartupError, unreachableWarning } from '../src/startup.js'
+import { openDatabase } from '../src/db/open.js'
+import { isLoopback, StartupError, unreachableWarning } from '../src/startup.js'
 
 const dirs: string[] = []
 const servers: Server[] = []
