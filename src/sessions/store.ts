@@ -37,7 +37,7 @@ import { KeyedLock } from './write-lock.js'
 /**
  * Hydrated sessions kept: more than a fleet of agents stepping at once, so round-robin over them
  * never misses (a miss reloads and replays the session, ~3× a step's cost). A session holds ~20 KB
- * of heap after 100 steps, ~35 KB at most with the seed's bounded histories.
+ * of heap after 100 steps, ~35 KB at most with its bounded histories.
  */
 export const SESSION_CACHE_MAX = 2000
 
