@@ -15,6 +15,7 @@ import { runMigrations } from '../src/db/migrate.js'
 import { newId } from '../src/ids.js'
 import type { ReminderRow } from '../src/reminders/model.js'
 import { ReminderSearch } from '../src/reminders/search.js'
+import { ReminderRepository } from '../src/reminders/repository.js'
 import { RemindersService } from '../src/reminders/service.js'
 import { SessionsService } from '../src/sessions/service.js'
 import { SettingsService } from '../src/reminders/settings.js'
@@ -98,16 +99,18 @@ function setup() {
   const h = openDb(':memory:')
   runMigrations(h)
   const settings = new SettingsService(h.db, clock)
-  const reminders = new RemindersService(h.db, settings, clock)
-  return { h, settings, reminders, search: new ReminderSearch(reminders.store), turns: new TurnsService(reminders, new ReminderSearch(reminders.store), clock) }
+  const repo = new ReminderRepository(h.db)
+  const reminders = new RemindersService(repo, settings, clock)
+  const search = new ReminderSearch(repo)
+  return { h, settings, repo, reminders, search, turns: new TurnsService({ reminders, repo, settings, search, clock }) }
 }
 
-/** Bulk load through the store (the service's per-create quota count would dominate a 100k load). */
+/** Bulk load through the repository (the service's per-create quota count would dominate a 100k load). */
 async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, make: (i: number) => Partial<ReminderRow>): Promise<void> {
   await ctx.h.db.run('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0) ON CONFLICT DO NOTHING', [agentId, agentId])
   await ctx.h.db.transaction(async () => {
     for (let i = 0; i < n; i++) {
-      await ctx.reminders.store.insert({
+      await ctx.repo.insert({
         id: newId('rem', NOW - n + i), agent_id: agentId, session_id: null, title: words(4), body: words(14),
         trigger_type: 'scheduled', trigger_at: NOW + 86_400_000 + i, trigger_cron: null, trigger_timezone: null,
         trigger_pattern: null, status: 'pending', priority: 'normal', context_tags: JSON.stringify([word()]),
@@ -179,7 +182,7 @@ async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, m
   // The same turns for a session with 50 steps behind it: its goal reminder and recitation come
   // through SessionsService.turnParts (a session write inside the turn's transaction).
   const sessions = new SessionsService({ db: ctx.h.db, clock, metrics: createMetrics() })
-  const sessionTurns = new TurnsService(ctx.reminders, new ReminderSearch(ctx.reminders.store), clock, sessions)
+  const sessionTurns = new TurnsService({ reminders: ctx.reminders, repo: ctx.repo, settings: ctx.settings, search: ctx.search, clock, provider: sessions })
   const sid = (await sessions.create('agt_t', { goal: 'Ship the billing service migration with tests and docs', plan: ['port the schema', 'move the endpoints', 'write tests', 'write docs'] })).id
   for (let i = 0; i < 50; i++) await sessions.step('agt_t', sid, { description: `${words(8)} step ${i}`, output: 'ok' })
   const runSession = (m: string) => rolledBack(() => sessionTurns.start('agt_t', { user_message: m, session_id: sid }))

@@ -7,6 +7,7 @@ import { IdempotencyService } from './idempotency/service.js'
 import { createEmbed, GoalEmbeddings } from './providers/embeddings.js'
 import { createLlmVerify, OPINION_MAX_TOKENS } from './providers/llm-verify.js'
 import { SessionsService } from './sessions/service.js'
+import { ReminderRepository } from './reminders/repository.js'
 import { ReminderSearch } from './reminders/search.js'
 import { RemindersService } from './reminders/service.js'
 import { SettingsService } from './reminders/settings.js'
@@ -24,9 +25,10 @@ export interface ServiceDeps {
 
 /** Every service, built once per app from its deps (no singletons). Add new services here. */
 export function createServices(deps: ServiceDeps) {
+  const reminderRepo = new ReminderRepository(deps.handle.db)
   const settings = new SettingsService(deps.handle.db, deps.clock)
-  const reminders = new RemindersService(deps.handle.db, settings, deps.clock)
-  const reminderSearch = new ReminderSearch(reminders.store)
+  const reminders = new RemindersService(reminderRepo, settings, deps.clock)
+  const reminderSearch = new ReminderSearch(reminderRepo)
   const sessions = new SessionsService({
     db: deps.handle.db,
     clock: deps.clock,
@@ -43,10 +45,10 @@ export function createServices(deps: ServiceDeps) {
         }),
   })
   // Sessions contribute their goal reminder and recitation to each turn.
-  const turns = new TurnsService(reminders, reminderSearch, deps.clock, sessions)
+  const turns = new TurnsService({ reminders, repo: reminderRepo, settings, search: reminderSearch, clock: deps.clock, provider: sessions })
   return {
     // Its sessions go with a deleted agent: drop them from the session cache too.
-    agents: new AgentsService(deps.handle.db, deps.clock, (agentId) => sessions.store.forgetAgent(agentId)),
+    agents: new AgentsService(deps.handle.db, deps.clock, (agentId) => sessions.forgetAgent(agentId)),
     idempotency: new IdempotencyService(deps.handle.db, deps.clock, deps.config.idempotencySecret),
     sessions,
     settings,

@@ -7,7 +7,7 @@ import { isoAt } from '../engine/clock.js'
 import { planFire } from './fire-plan.js'
 import { toReminder, type Reminder, type ReminderRow } from './model.js'
 import type { QuietHoursSettings } from './quiet-hours.js'
-import type { ReminderStore } from './repository.js'
+import type { ReminderRepository } from './repository.js'
 import { firedColumns } from './schedule.js'
 
 /** One occurrence a fire announces as `reminder.triggered`. */
@@ -25,19 +25,19 @@ export interface AnnouncedFire {
  * transaction fires it between that read and this write. Returns the reminder as it is after the fire.
  */
 export async function fireReminder(
-  store: ReminderStore,
+  repo: ReminderRepository,
   row: ReminderRow,
   nowMs: number,
   agentTz: string,
   announce: readonly AnnouncedFire[],
 ): Promise<{ reminder: Reminder; announced: number }> {
-  const reminder = toReminder(await store.markFired(row, firedColumns(row, nowMs, agentTz), nowMs))
+  const reminder = toReminder(await repo.markFired(row, firedColumns(row, nowMs, agentTz), nowMs))
   let announced = 0
   for (const f of announce) {
-    if (await store.hasFired(row.id, f.scheduled_for)) continue
+    if (await repo.hasFired(row.id, f.scheduled_for)) continue
     const data = { reminder, scheduled_for: isoAt(f.scheduled_for), late: f.late }
-    const msg = await store.outbox.enqueue(row.agent_id, 'reminder.triggered', data, nowMs)
-    await store.recordFire(row, f.scheduled_for, msg.message_id, nowMs, f.late)
+    const msg = await repo.outbox.enqueue(row.agent_id, 'reminder.triggered', data, nowMs)
+    await repo.recordFire(row, f.scheduled_for, msg.message_id, nowMs, f.late)
     announced++
   }
   return { reminder, announced }
@@ -51,20 +51,20 @@ export type DueOutcome = { kind: 'held' | 'skipped' } | { kind: 'fired'; announc
  * reminder's last change (a patch, a re-plan for a new agent timezone) belongs to a plan that no
  * longer applies and is ignored, then replaced or dropped.
  */
-export async function fireDue(store: ReminderStore, row: ReminderRow, nowMs: number, settings: QuietHoursSettings): Promise<DueOutcome> {
-  const h = await store.hold(row.id)
+export async function fireDue(repo: ReminderRepository, row: ReminderRow, nowMs: number, settings: QuietHoursSettings): Promise<DueOutcome> {
+  const h = await repo.hold(row.id)
   const hold = h && h.held_at >= row.updated_at ? h : null
   const plan = planFire(row, nowMs, settings, hold)
   if (plan.kind === 'hold') {
-    await store.putHold(row.id, plan.scheduled_for, nowMs)
-    await store.setNextFire(row, plan.next_fire_at, nowMs)
+    await repo.putHold(row.id, plan.scheduled_for, nowMs)
+    await repo.setNextFire(row, plan.next_fire_at, nowMs)
     return { kind: 'held' }
   }
-  if (h) await store.dropHold(row.id)
+  if (h) await repo.dropHold(row.id)
   if (plan.kind === 'skip') {
-    await store.skip(row, plan.status, plan.next_fire_at, nowMs)
+    await repo.skip(row, plan.status, plan.next_fire_at, nowMs)
     return { kind: 'skipped' }
   }
   // The same state change and announcement as a manual trigger.
-  return { kind: 'fired', announced: (await fireReminder(store, row, nowMs, settings.timezone, plan.fires)).announced }
+  return { kind: 'fired', announced: (await fireReminder(repo, row, nowMs, settings.timezone, plan.fires)).announced }
 }

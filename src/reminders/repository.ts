@@ -116,7 +116,7 @@ function statements(dialect: SqlDatabase['dialect']) {
   }
 }
 
-export class ReminderStore {
+export class ReminderRepository {
   readonly db: SqlDatabase
   /** A fire's `reminder.triggered` messages commit with the fire. */
   readonly outbox: Outbox

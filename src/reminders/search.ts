@@ -10,7 +10,7 @@
 import type { SqlDatabase } from '../db/database.js'
 import { STOP_WORDS } from '../engine/text.js'
 import { fieldPath, unprocessable } from '../errors.js'
-import { rowColumns, type ReminderStore } from './repository.js'
+import { rowColumns, type ReminderRepository } from './repository.js'
 import { toReminder, wordTokens, type Reminder, type ReminderRow } from './model.js'
 
 const MAX_QUERY_TERMS = 32
@@ -149,14 +149,14 @@ function statements(dialect: SqlDatabase['dialect']): Statements {
 }
 
 export class ReminderSearch {
-  private readonly store: ReminderStore
+  private readonly repo: ReminderRepository
   private readonly db: SqlDatabase
   private readonly pg: boolean
   private readonly s: ReturnType<typeof statements>
 
-  constructor(store: ReminderStore) {
-    this.store = store
-    this.db = store.db
+  constructor(repo: ReminderRepository) {
+    this.repo = repo
+    this.db = repo.db
     this.pg = this.db.dialect === 'postgres'
     this.s = statements(this.db.dialect)
   }
@@ -173,7 +173,7 @@ export class ReminderSearch {
       const rows = await this.db.all<ReminderRow & { score: number }>(this.s.search, { match, agent: agentId, limit })
       return { items: rows.map((r) => ({ reminder: toReminder(r), score: r.score })) }
     }
-    const range = await this.store.docRange(agentId)
+    const range = await this.repo.docRange(agentId)
     if (range === null) return { items: [] }
     const averages = await this.db.get<{ block: Uint8Array }>(this.s.averages!)
     const weights = averages === undefined ? null : searchWeights(decodeAverages(averages.block))
@@ -199,7 +199,7 @@ export class ReminderSearch {
     if (this.pg) {
       candidates = await this.db.all<ReminderRow>(this.s.context, { match: any, agent: agentId, now: nowMs })
     } else {
-      const range = await this.store.docRange(agentId)
+      const range = await this.repo.docRange(agentId)
       if (range === null) return []
       candidates = await this.db.all<ReminderRow>(this.s.context, { match: any, lo: range.lo, hi: range.hi, agent: agentId, now: nowMs })
     }

@@ -15,7 +15,7 @@ import {
 import type { Page } from '../pagination.js'
 import { fireReminder } from './fire.js'
 import { assertLive, clampSnoozeMinutes, computeNextFire } from './schedule.js'
-import { ReminderStore, type ListFilter } from './repository.js'
+import { ReminderRepository, type ListFilter } from './repository.js'
 import type { SettingsService } from './settings.js'
 
 export interface CreateReminderInput {
@@ -41,29 +41,28 @@ function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], fi
 }
 
 export class RemindersService {
-  readonly store: ReminderStore
+  private readonly repo: ReminderRepository
+  private readonly db: SqlDatabase
+  private readonly settings: SettingsService
+  private readonly clock: Clock
 
-  readonly db: SqlDatabase
-  readonly settings: SettingsService
-  readonly clock: Clock
-
-  constructor(db: SqlDatabase, settings: SettingsService, clock: Clock) {
-    this.db = db
+  constructor(repo: ReminderRepository, settings: SettingsService, clock: Clock) {
+    this.repo = repo
+    this.db = repo.db
     this.settings = settings
     this.clock = clock
-    this.store = new ReminderStore(db)
   }
 
   /** `lock` for a read-then-write: no other transaction changes the row before this one ends (PostgreSQL). */
   private async load(agentId: string, id: string, lock = false): Promise<ReminderRow> {
-    const row = await this.store.get(agentId, id, lock)
+    const row = await this.repo.get(agentId, id, lock)
     if (!row) throw notFound('reminder', id)
     return row
   }
 
   /** A reminder links only to one of its agent's sessions; another agent's is as unknown as a made-up id. */
   private async assertSession(agentId: string, sessionId: string | null | undefined): Promise<void> {
-    if (typeof sessionId === 'string' && !(await this.store.hasSession(agentId, sessionId))) {
+    if (typeof sessionId === 'string' && !(await this.repo.hasSession(agentId, sessionId))) {
       throw notFound('session', sessionId, SESSION_ID_ERROR)
     }
   }
@@ -95,12 +94,12 @@ export class RemindersService {
       await this.assertSession(agentId, input.session_id)
       const settings = await this.settings.get(agentId)
       // Concurrent creates of one agent take turns here, so two cannot both pass the count.
-      await this.store.lockAgent(agentId)
-      if ((await this.store.countLive(agentId)) >= settings.max_reminders) {
+      await this.repo.lockAgent(agentId)
+      if ((await this.repo.countLive(agentId)) >= settings.max_reminders) {
         throw tooMany(`This agent already has ${settings.max_reminders} live reminders (max_reminders); complete, dismiss or delete some first.`, 60)
       }
       row.next_fire_at = computeNextFire(row, now, settings.timezone)
-      await this.store.insert(row)
+      await this.repo.insert(row)
       return toReminder(await this.load(agentId, row.id))
     })
   }
@@ -110,7 +109,7 @@ export class RemindersService {
   }
 
   async list(agentId: string, filter: ListFilter = {}): Promise<Page<Reminder>> {
-    const page = await this.store.list(agentId, filter)
+    const page = await this.repo.list(agentId, filter)
     return { items: page.rows.map(toReminder), next_cursor: page.next_cursor }
   }
 
@@ -136,13 +135,13 @@ export class RemindersService {
         if (row.status === 'triggered') row.status = 'pending'
       }
       row.next_fire_at = computeNextFire(row, now, (await this.settings.get(agentId)).timezone)
-      await this.store.update(row, now)
+      await this.repo.update(row, now)
       return toReminder(await this.load(agentId, id))
     })
   }
 
   async delete(agentId: string, id: string): Promise<void> {
-    if (!(await this.store.delete(agentId, id))) throw notFound('reminder', id)
+    if (!(await this.repo.delete(agentId, id))) throw notFound('reminder', id)
   }
 
   complete(agentId: string, id: string): Promise<Reminder> {
@@ -208,7 +207,7 @@ export class RemindersService {
    */
   async markFired(rows: readonly ReminderRow[], nowMs: number, agentTz: string): Promise<Reminder[]> {
     const out: Reminder[] = []
-    for (const r of rows) out.push((await fireReminder(this.store, r, nowMs, agentTz, [])).reminder)
+    for (const r of rows) out.push((await fireReminder(this.repo, r, nowMs, agentTz, [])).reminder)
     return out
   }
 
@@ -224,10 +223,10 @@ export class RemindersService {
       const row = { ...(await this.load(agentId, id, true)) }
       assertLive(row, action)
       const tz = (await this.settings.get(agentId)).timezone
-      if (fire) return (await fireReminder(this.store, row, now, tz, [{ scheduled_for: now, late: false }])).reminder
+      if (fire) return (await fireReminder(this.repo, row, now, tz, [{ scheduled_for: now, late: false }])).reminder
       apply(row, now)
       row.next_fire_at = computeNextFire(row, now, tz)
-      return toReminder(await this.store.update(row, now))
+      return toReminder(await this.repo.update(row, now))
     })
   }
 

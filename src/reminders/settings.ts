@@ -9,7 +9,7 @@ import { fieldPath, unprocessable } from '../errors.js'
 import { fromRequest } from './model.js'
 import { validateTimezone } from './occurrences.js'
 import { isHhMm } from './quiet-hours.js'
-import { ReminderStore } from './repository.js'
+import { ReminderRepository } from './repository.js'
 import { computeNextFire } from './schedule.js'
 import { resolveSessionConfig, SessionConfigError, type SessionConfigInput } from '../engine/session-config.js'
 import { badRequest } from '../errors.js'
@@ -78,7 +78,7 @@ const UPSERT = `INSERT INTO agent_settings
 const ENSURE = 'INSERT INTO agent_settings (agent_id, updated_at) VALUES (?, ?) ON CONFLICT DO NOTHING'
 
 export class SettingsService {
-  private readonly reminders: ReminderStore
+  private readonly reminders: ReminderRepository
   private readonly db: SqlDatabase
   private readonly clock: Clock
   private readonly forUpdate: string
@@ -86,7 +86,7 @@ export class SettingsService {
   constructor(db: SqlDatabase, clock: Clock) {
     this.db = db
     this.clock = clock
-    this.reminders = new ReminderStore(db)
+    this.reminders = new ReminderRepository(db)
     this.forUpdate = db.dialect === 'postgres' ? ' FOR UPDATE' : ''
   }
 

@@ -2,7 +2,7 @@ import { Cron } from 'croner'
 import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { fireDue } from './fire.js'
-import { ReminderStore, type Claim } from './repository.js'
+import { ReminderRepository, type Claim } from './repository.js'
 import { SettingsService, type AgentSettings } from './settings.js'
 import type { Dispatcher } from '../webhooks/dispatcher.js'
 
@@ -42,7 +42,7 @@ export interface TickResult {
  */
 export class Ticker {
   private readonly db: SqlDatabase
-  private readonly store: ReminderStore
+  private readonly repo: ReminderRepository
   private readonly settings: SettingsService
   private readonly clock: Clock
   private readonly dispatcher: Dispatcher | undefined
@@ -56,7 +56,7 @@ export class Ticker {
 
   constructor(opts: TickerOptions) {
     this.db = opts.db
-    this.store = new ReminderStore(opts.db)
+    this.repo = new ReminderRepository(opts.db)
     this.settings = new SettingsService(opts.db, opts.clock)
     this.clock = opts.clock
     this.dispatcher = opts.dispatcher
@@ -75,7 +75,7 @@ export class Ticker {
     this.held = []
     if (held.length > 0) await this.fireClaimed(held, nowMs, out)
     for (;;) {
-      const claims = await this.store.claimDue(nowMs, nowMs + this.leaseMs, this.batchSize)
+      const claims = await this.repo.claimDue(nowMs, nowMs + this.leaseMs, this.batchSize)
       if (claims.length === 0) break
       await this.fireClaimed(claims, nowMs, out)
       // Not `claims.length < batchSize`: another replica's locked rows may have cut the batch short.
@@ -97,15 +97,15 @@ export class Ticker {
         const byAgent = new Map<string, AgentSettings>()
         // Claims come soonest first; rows are locked in that order, as every ticker locks them.
         for (const claim of claims) {
-          const row = await this.store.claimed(claim)
+          const row = await this.repo.claimed(claim)
           // Retaken by another ticker after the lease ran out, or deleted meanwhile.
           if (!row) continue
-          await this.store.release(claim)
+          await this.repo.release(claim)
           // A patch, a manual trigger or a turn may have moved it on since the claim.
           if (row.next_fire_at === null || row.next_fire_at > nowMs) continue
           let s = byAgent.get(row.agent_id)
           if (!s) byAgent.set(row.agent_id, (s = await this.settings.get(row.agent_id)))
-          const done = await fireDue(this.store, row, nowMs, s)
+          const done = await fireDue(this.repo, row, nowMs, s)
           if (done.kind === 'fired') batch.fired += done.announced
           else batch[done.kind]++
         }
@@ -121,7 +121,7 @@ export class Ticker {
 
   /**
    * Starts the per-second task (server.ts, after listen), after the dispatcher's recovery of
-   * delivery claims a crash left (the delivery store decides which: none on PostgreSQL, where
+   * delivery claims a crash left (the delivery repository decides which: none on PostgreSQL, where
    * they may be another replica's live ones). Reminder claims are always left to their leases.
    */
   start(): void {

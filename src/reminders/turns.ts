@@ -13,8 +13,10 @@ import { fieldPath, notFound } from '../errors.js'
 import { isQuietHours } from './quiet-hours.js'
 import { requestInstant, type Reminder, type ReminderRow } from './model.js'
 import { compareForInjection, reminderLine, renderInjection, REMINDERS_HEADER, TURN_PRIORITY } from './render.js'
+import type { ReminderRepository } from './repository.js'
 import type { ReminderSearch } from './search.js'
 import type { RemindersService } from './service.js'
+import type { SettingsService } from './settings.js'
 
 /** A chat message as the agent sends it (extra fields pass through). */
 export interface TurnMessage {
@@ -84,32 +86,42 @@ export interface TurnResult {
 
 const MAX_CANDIDATES = 200
 
+export interface TurnsDeps {
+  reminders: RemindersService
+  /** The reminders' rows: the turn reads the due ones under its own transaction. */
+  repo: ReminderRepository
+  settings: SettingsService
+  search: ReminderSearch
+  clock: Clock
+  /** The sessions' goal reminder and recitation, when sessions exist. */
+  provider?: TurnPartsProvider
+}
+
 export class TurnsService {
   private readonly reminders: RemindersService
+  private readonly repo: ReminderRepository
+  private readonly settings: SettingsService
   private readonly search: ReminderSearch
   private readonly clock: Clock
   private provider: TurnPartsProvider | undefined
 
-  constructor(reminders: RemindersService, search: ReminderSearch, clock: Clock, provider?: TurnPartsProvider) {
-    this.reminders = reminders
-    this.search = search
-    this.clock = clock
-    this.provider = provider
-  }
-
-  /** Lets the sessions service plug in once it exists. */
-  setPartsProvider(provider: TurnPartsProvider): void {
-    this.provider = provider
+  constructor(deps: TurnsDeps) {
+    this.reminders = deps.reminders
+    this.repo = deps.repo
+    this.settings = deps.settings
+    this.search = deps.search
+    this.clock = deps.clock
+    this.provider = deps.provider
   }
 
   async start(agentId: string, input: TurnInput): Promise<TurnResult> {
     const nowMs = input.now === undefined ? this.clock() : requestInstant(input.now, fieldPath('body', 'now'))
-    return this.reminders.db.transaction(async (): Promise<TurnResult> => {
-      const settings = await this.reminders.settings.get(agentId)
+    return this.repo.db.transaction(async (): Promise<TurnResult> => {
+      const settings = await this.settings.get(agentId)
       const byId = new Map<string, ReminderRow>()
       // Locked (PostgreSQL) until the turn commits: a concurrent turn or the ticker cannot fire
       // them meanwhile, and one already fired by either is no longer due when read here.
-      for (const r of await this.reminders.store.due(agentId, nowMs, MAX_CANDIDATES, true)) byId.set(r.id, r)
+      for (const r of await this.repo.due(agentId, nowMs, MAX_CANDIDATES, true)) byId.set(r.id, r)
       for (const r of await this.search.contextMatches(agentId, input.user_message, nowMs)) byId.set(r.id, r)
       const candidates = [...byId.values()].sort(compareForInjection).slice(0, MAX_CANDIDATES)
       const quiet = isQuietHours(settings, nowMs)

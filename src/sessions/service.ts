@@ -85,6 +85,11 @@ export class SessionsService implements TurnPartsProvider {
     })
   }
 
+  /** Drops a deleted agent's sessions from the session cache. */
+  forgetAgent(agentId: string): void {
+    this.store.forgetAgent(agentId)
+  }
+
   /** A unit of work of its own, for callers outside a request (tests, scripts). */
   private own(): UnitOfWork {
     return new UnitOfWork(this.db)

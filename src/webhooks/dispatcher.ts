@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { cutText } from '../engine/text.js'
 import { newId } from '../ids.js'
-import { DeliveryStore, type AttemptRecord, type ClaimedDelivery } from './delivery-store.js'
+import { DeliveryRepository, type AttemptRecord, type ClaimedDelivery } from './delivery-repository.js'
 import { classifyStatus, type AttemptOutcome, type DeliverySettings } from './retry-policy.js'
 import { activeSecrets, signatureHeader } from './sign.js'
 import { guardedLookup, literalHostForbidden } from './url-guard.js'
@@ -41,7 +41,7 @@ export interface DispatcherOptions {
  * dispatcher at a time (at least once overall, never two messages for one event).
  */
 export class Dispatcher {
-  readonly store: DeliveryStore
+  private readonly deliveries: DeliveryRepository
   private readonly settings: DeliverySettings
   private readonly clock: Clock
   private readonly concurrency: number
@@ -65,7 +65,7 @@ export class Dispatcher {
     this.onError = opts.onError ?? (() => {})
     this.onAttempt = opts.onAttempt ?? (() => {})
     this.leaseMs = opts.leaseMs ?? opts.settings.timeoutMs + 30_000
-    this.store = new DeliveryStore(opts.db, opts.settings, this.leaseMs, opts.random)
+    this.deliveries = new DeliveryRepository(opts.db, opts.settings, this.leaseMs, opts.random)
     // The guarded lookup runs on every connection, so the address checked is the address used.
     this.connect = {
       connect: opts.settings.allowPrivateUrls ? {} : { lookup: guardedLookup as never },
@@ -79,9 +79,9 @@ export class Dispatcher {
     return { request: u.request, agent: this.agent }
   }
 
-  /** Releases claims left by a process that died mid-delivery (call once at start; SQLite only, see DeliveryStore). */
+  /** Releases claims left by a process that died mid-delivery (call once at start; SQLite only, see DeliveryRepository). */
   recover(): Promise<number> {
-    return this.store.releaseStaleClaims(this.clock())
+    return this.deliveries.releaseStaleClaims(this.clock())
   }
 
   /**
@@ -108,7 +108,7 @@ export class Dispatcher {
   private async claimAndStart(): Promise<number> {
     const free = this.concurrency - this.inFlight.size
     if (free <= 0) return 0
-    const claimed = await this.store.claim(this.clock(), free)
+    const claimed = await this.deliveries.claim(this.clock(), free)
     for (const d of claimed) {
       const p: Promise<void> = this.deliver(d)
         .catch(this.onError)
@@ -167,7 +167,7 @@ export class Dispatcher {
       setImmediate(() => {
         const batch = this.recordQueue.splice(0)
         this.recordFlush = null
-        this.store.recordMany(batch).then(resolve, reject)
+        this.deliveries.recordMany(batch).then(resolve, reject)
       }),
     )
     return this.recordFlush
@@ -227,7 +227,7 @@ export class Dispatcher {
       if (this.abort.signal.aborted) {
         // Shutting down: the attempt is not recorded, and its claim goes back (the request may have
         // arrived: a receiver may see this webhook-id again, as at-least-once allows).
-        await this.store.release(d, this.clock()).catch(this.onError)
+        await this.deliveries.release(d, this.clock()).catch(this.onError)
         return
       }
       outcome = { kind: 'retry', retryAfterMs: null }

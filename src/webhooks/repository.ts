@@ -1,6 +1,6 @@
 /**
  * Every SQL statement over subscriptions (`webhooks`), and what the API does to their deliveries
- * and attempts; the dispatcher's own statements are in delivery-store.ts, the outbox's in
+ * and attempts; the dispatcher's own statements are in delivery-repository.ts, the outbox's in
  * outbox.ts. Every statement reached from a route is scoped by agent_id or follows a scoped read.
  * Row types come from the Drizzle schema (src/db/schema/webhooks.ts). The SQL is the same on both
  * dialects.

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
+import { ReminderRepository } from '../../src/reminders/repository.js'
 import {
   authorization, expectTemplatesAccepted, fuzzRoutes, fuzzWrongTypes, isoLike, junkBody, mostly, rawBody, text, withJunkField,
   type FuzzRoute, type TypedTemplate,
@@ -47,7 +48,7 @@ async function refresh(w: World): Promise<void> {
     const id = w.reminders[i]
     if (id !== undefined && (await live(id))) continue
     const s = w.t.app.services
-    if ((await s.reminders.store.countLive(w.a.id)) >= (await s.settings.get(w.a.id)).max_reminders) await s.settings.put(w.a.id, { max_reminders: 1_000_000 })
+    if ((await new ReminderRepository(w.t.db).countLive(w.a.id)) >= (await s.settings.get(w.a.id)).max_reminders) await s.settings.put(w.a.id, { max_reminders: 1_000_000 })
     w.reminders[i] = (await s.reminders.create(w.a.id, tpl as never)).id
   }
 }

@@ -11,8 +11,9 @@ import { runMigrations } from '../../src/db/migrate.js'
 import { RemindersService } from '../../src/reminders/service.js'
 import { SettingsService } from '../../src/reminders/settings.js'
 import { WebhooksService } from '../../src/webhooks/service.js'
-import { ReminderStore } from '../../src/reminders/repository.js'
+import { ReminderRepository } from '../../src/reminders/repository.js'
 import { Ticker } from '../../src/reminders/ticker.js'
+import { DeliveryRepository } from '../../src/webhooks/delivery-repository.js'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { DEFAULT_DELIVERY_SETTINGS } from '../../src/webhooks/retry-policy.js'
 
@@ -27,7 +28,7 @@ const settings = { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true, timeout
 if (MODE === 'setup') {
   await handle.db.run("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)")
   const w = await new WebhooksService(handle.db, clock, settings).create('agt_a', { url: RECEIVER })
-  const reminders = new RemindersService(handle.db, new SettingsService(handle.db, clock), clock)
+  const reminders = new RemindersService(new ReminderRepository(handle.db), new SettingsService(handle.db, clock), clock)
   const ids: Record<string, string> = {}
   for (const p of ['once', 'skip', 'all'] as const) {
     ids[p] = (await reminders.create('agt_a', { title: p, missed_policy: p, trigger: { type: 'recurring', cron: '0 * * * *' } })).id
@@ -36,7 +37,7 @@ if (MODE === 'setup') {
   process.stdout.write(JSON.stringify({ secret: w.secret, ids }))
   await handle.close()
 } else if (MODE === 'claim-reminders-and-die') {
-  await new ReminderStore(handle.db).claimDue(now, now + 5_000, 500)
+  await new ReminderRepository(handle.db).claimDue(now, now + 5_000, 500)
   await handle.db.committed()
   process.kill(process.pid, 'SIGKILL')
 } else {
@@ -45,7 +46,7 @@ if (MODE === 'setup') {
   if (MODE === 'claim-and-die') {
     // Fire without pumping, claim by hand, and die before anything is sent.
     await new Ticker({ db: handle.db, clock }).tick(now)
-    await dispatcher.store.claim(now, 1_000)
+    await new DeliveryRepository(handle.db, settings, settings.timeoutMs + 30_000).claim(now, 1_000)
     await handle.db.committed()
     process.kill(process.pid, 'SIGKILL')
   }

@@ -11,7 +11,7 @@ let turns: TurnsService
 beforeEach(async () => {
   f = await reminderFixture('2026-11-22T09:00:00.000Z')
   ticker = new Ticker({ db: f.db, clock: f.clock })
-  turns = new TurnsService(f.reminders, f.search, f.clock)
+  turns = new TurnsService({ reminders: f.reminders, repo: f.repo, settings: f.settings, search: f.search, clock: f.clock })
 })
 
 async function messages(): Promise<{ reminder: Reminder; scheduled_for: string; late: boolean }[]> {

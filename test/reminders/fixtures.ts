@@ -1,4 +1,5 @@
 import type { DbHandle } from '../../src/db/client.js'
+import { ReminderRepository } from '../../src/reminders/repository.js'
 import { RemindersService } from '../../src/reminders/service.js'
 import { ReminderSearch } from '../../src/reminders/search.js'
 import { SettingsService } from '../../src/reminders/settings.js'
@@ -16,14 +17,16 @@ export async function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
     await subscribeToEvents(db, id)
   }
   const settings = new SettingsService(db, clock)
-  const reminders = new RemindersService(db, settings, clock)
-  const search = new ReminderSearch(reminders.store)
+  const repo = new ReminderRepository(db)
+  const reminders = new RemindersService(repo, settings, clock)
+  const search = new ReminderSearch(repo)
   return {
     handle,
     db,
     time,
     clock,
     settings,
+    repo,
     reminders,
     search,
     setNow: (iso: string) => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { DbHandle } from '../../src/db/client.js'
-import { ReminderStore, type Claim } from '../../src/reminders/repository.js'
+import { ReminderRepository, type Claim } from '../../src/reminders/repository.js'
 import { RemindersService } from '../../src/reminders/service.js'
 import { SettingsService } from '../../src/reminders/settings.js'
 import { Ticker } from '../../src/reminders/ticker.js'
@@ -22,7 +22,7 @@ describe('each occurrence is announced once', () => {
   it('two tickers: one whose lease ran out before it fired finds its claims retaken and fires nothing', async () => {
     const [one, two] = await twoHandles()
     const clock = () => at('2026-11-22T10:00:00.200Z')
-    const reminders = new RemindersService(one.db, new SettingsService(one.db, clock), () => at('2026-11-22T09:00:00Z'))
+    const reminders = new RemindersService(new ReminderRepository(one.db), new SettingsService(one.db, clock), () => at('2026-11-22T09:00:00Z'))
     const hourly = await reminders.create('agt_a', { title: 'hourly', trigger: { type: 'recurring', cron: '0 * * * *' } })
     const once = await reminders.create('agt_a', { title: 'once', trigger: { type: 'scheduled', at: '2026-11-22T10:00:00Z' } })
     await one.db.committed()
@@ -30,9 +30,9 @@ describe('each occurrence is announced once', () => {
     const tickerTwo = new Ticker({ db: two.db, clock, leaseMs: 1_000 })
 
     // Ticker one claims; before it fires, it stalls past its lease and ticker two retakes and fires them all.
-    const claim = ReminderStore.prototype.claimDue
+    const claim = ReminderRepository.prototype.claimDue
     let raced = false
-    vi.spyOn(ReminderStore.prototype, 'claimDue').mockImplementation(async function (this: ReminderStore, now: number, until: number, limit: number): Promise<Claim[]> {
+    vi.spyOn(ReminderRepository.prototype, 'claimDue').mockImplementation(async function (this: ReminderRepository, now: number, until: number, limit: number): Promise<Claim[]> {
       const claims = await claim.call(this, now, until, limit)
       if (this.db === one.db && claims.length > 0 && !raced) {
         raced = true
@@ -80,7 +80,7 @@ describe('a fire and its outbox message commit together', () => {
   it('the ticker: a failed outbox write leaves the batch unfired (claimed), and its next tick fires it once, within the lease', async () => {
     const [h] = await twoHandles()
     const clock = () => at('2026-11-22T10:00:00.200Z')
-    const reminders = new RemindersService(h.db, new SettingsService(h.db, clock), () => at('2026-11-22T09:00:00Z'))
+    const reminders = new RemindersService(new ReminderRepository(h.db), new SettingsService(h.db, clock), () => at('2026-11-22T09:00:00Z'))
     const hourly = await reminders.create('agt_a', { title: 'hourly', trigger: { type: 'recurring', cron: '0 * * * *' } })
     await reminders.create('agt_a', { title: 'once', trigger: { type: 'scheduled', at: '2026-11-22T09:59:00Z' } })
     const ticker = new Ticker({ db: h.db, clock, leaseMs: 1_000 })
@@ -101,7 +101,7 @@ describe('a fire and its outbox message commit together', () => {
 
   it('trigger now: a failed outbox write leaves the reminder as it was', async () => {
     const [h] = await twoHandles()
-    const reminders = new RemindersService(h.db, new SettingsService(h.db, () => 0), () => at('2026-11-22T09:00:00Z'))
+    const reminders = new RemindersService(new ReminderRepository(h.db), new SettingsService(h.db, () => 0), () => at('2026-11-22T09:00:00Z'))
     const r = await reminders.create('agt_a', { title: 'pay', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } })
     const before = await state(h)
     const outbox = await breakOutbox(h)

@@ -15,8 +15,8 @@ describe('reminder rows', () => {
     expect([...ROW_COLUMNS].sort()).toEqual(columns.map((c) => c.name).filter((c) => !INTERNAL.includes(c)).sort())
     const a = await f.reminders.create('agt_a', { title: 'a', body: 'b', context_tags: ['x y'], trigger: { type: 'context', pattern: 'deploy' } })
     const c = await f.reminders.create('agt_a', { title: 'c', quiet_hours_exempt: true, priority: 'urgent', trigger: { type: 'recurring', cron: '0 9 * * 1', timezone: 'Europe/Paris' } })
-    const rowA = await f.reminders.store.get('agt_a', a.id)
-    const rowC = await f.reminders.store.get('agt_a', c.id)
+    const rowA = await f.repo.get('agt_a', a.id)
+    const rowC = await f.repo.get('agt_a', c.id)
     expect(Object.keys(rowA!).sort()).toEqual([...ROW_COLUMNS].sort())
     // Booleans as 0/1 and epoch ms as numbers, whatever the column type.
     expect(rowA).toMatchObject({ quiet_hours_exempt: 0, context_tags: '["x y"]', trigger_pattern: 'deploy', next_fire_at: null })

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { openDb } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { bm25Score, decodeAverages, ReminderSearch, searchWeights, SEARCH_WEIGHTS } from '../../src/reminders/search.js'
+import { ReminderRepository } from '../../src/reminders/repository.js'
 import { RemindersService } from '../../src/reminders/service.js'
 import { DEFAULT_SETTINGS, SettingsService } from '../../src/reminders/settings.js'
 import { migrationsBefore } from '../db/migrations-before.js'
@@ -80,7 +81,7 @@ describe.skipIf(backend === 'postgres')('0011 search index migration', () => {
       h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
       // Settings as they were then: their table has no columns added since (e.g. session_defaults).
       const settings = { get: () => Promise.resolve({ ...DEFAULT_SETTINGS }) } as unknown as SettingsService
-      const svc = new RemindersService(h.db, settings, clock)
+      const svc = new RemindersService(new ReminderRepository(h.db), settings, clock)
       const old = await svc.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
       await svc.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
       // Group commit: the batch commits after the turn; migrations open their own transaction.
@@ -89,7 +90,7 @@ describe.skipIf(backend === 'postgres')('0011 search index migration', () => {
 
       const names = h.sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'reminders_fts%'").pluck().all()
       expect(names).toEqual([])
-      const search = new ReminderSearch(svc.store)
+      const search = new ReminderSearch(new ReminderRepository(h.db))
       const ids = async (q: string) => (await search.search('agt_a', q)).items.map((i) => i.reminder.id)
       for (const q of ['lighthouse', 'lamp', 'coastal', 'storms']) expect(await ids(q)).toEqual([old.id])
       expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()

@@ -7,6 +7,7 @@ import { backend, sqliteOf } from '../helpers.js'
 import { openDb } from '../../src/db/client.js'
 import { runMigrations } from '../../src/db/migrate.js'
 import { ReminderSearch } from '../../src/reminders/search.js'
+import { ReminderRepository } from '../../src/reminders/repository.js'
 import { RemindersService } from '../../src/reminders/service.js'
 import { SettingsService } from '../../src/reminders/settings.js'
 import { reminderFixture } from './fixtures.js'
@@ -111,14 +112,14 @@ describe.skipIf(backend === 'postgres')('FTS migration', () => {
       runMigrations(first)
       first.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
       const clock = () => Date.parse('2026-11-22T09:00:00Z')
-      const svc = new RemindersService(first.db, new SettingsService(first.db, clock), clock)
+      const svc = new RemindersService(new ReminderRepository(first.db), new SettingsService(first.db, clock), clock)
       const kept = await svc.create('agt_a', { title: 'persistent lighthouse', trigger: ctx('x') })
       await first.close()
 
       const again = openDb(path)
       runMigrations(again)
       again.sqlite.exec('VACUUM')
-      const search = new ReminderSearch(new RemindersService(again.db, new SettingsService(again.db, clock), clock).store)
+      const search = new ReminderSearch(new ReminderRepository(again.db))
       expect((await search.search('agt_a', 'lighthouse')).items.map((i) => i.reminder.id)).toEqual([kept.id])
       expect(again.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts, rank) VALUES ('integrity-check', 1)").run()).toBeDefined()
       // Deleting the agent cascades to its reminders and through the trigger to the index.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ReminderStore } from '../../src/reminders/repository.js'
+import { ReminderRepository } from '../../src/reminders/repository.js'
 import { Ticker } from '../../src/reminders/ticker.js'
 import { backend } from '../helpers.js'
 import { insertDue } from './fixtures.js'
@@ -9,7 +9,7 @@ const due = Date.parse('2026-11-22T10:00:00Z')
 const now = due + 200
 
 /** Every `reminder.triggered` message per reminder id, and the fire records. */
-async function outcome(db: ReminderStore['db']) {
+async function outcome(db: ReminderRepository['db']) {
   const messages = await db.all<{ payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered'")
   const perReminder = new Map<string, number>()
   for (const m of messages) {
@@ -48,7 +48,7 @@ describe.skipIf(backend !== 'postgres')('tickers on two replicas', () => {
     const ids = await insertDue(one.db, 'agt_a', 20, due)
     const leaseMs = 3_000
     // Replica one claims a batch, then "dies" (kill -9): it never fires nor releases.
-    const dead = await new ReminderStore(one.db).claimDue(now, now + leaseMs, 12)
+    const dead = await new ReminderRepository(one.db).claimDue(now, now + leaseMs, 12)
     expect(dead).toHaveLength(12)
     const survivor = new Ticker({ db: two.db, clock: () => now, leaseMs })
     // While the lease holds, only the unclaimed 8 fire; the dead replica's claims are left alone.
@@ -69,7 +69,7 @@ describe('ticker leases on the run\'s backend', () => {
   it('a claim left by a dead ticker is retaken after its lease, not before', async () => {
     const [one] = await twoHandles()
     await insertDue(one.db, 'agt_a', 3, due)
-    await new ReminderStore(one.db).claimDue(now, now + 5_000, 10)
+    await new ReminderRepository(one.db).claimDue(now, now + 5_000, 10)
     // A restart (a new Ticker) does not release live claims at start: they run out on their own.
     const restarted = new Ticker({ db: one.db, clock: () => now })
     expect((await restarted.tick(now + 4_999)).fired).toBe(0)

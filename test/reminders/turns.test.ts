@@ -8,7 +8,7 @@ import { reminderFixture } from './fixtures.js'
 
 async function setup(provider?: TurnPartsProvider) {
   const f = await reminderFixture()
-  const turns = new TurnsService(f.reminders, f.search, f.clock, provider)
+  const turns = new TurnsService({ reminders: f.reminders, repo: f.repo, settings: f.settings, search: f.search, clock: f.clock, provider })
   return { ...f, turns }
 }
 const at = (iso: string) => ({ type: 'scheduled' as const, at: iso })

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { Receiver } from './receiver.js'
 import { eachTest, setup, type WebhookEnv } from './fixtures.js'
 import { backend } from '../helpers.js'
+import { DeliveryRepository } from '../../src/webhooks/delivery-repository.js'
 
 let rx: Receiver
 let env: WebhookEnv
@@ -17,13 +18,15 @@ async function fire(agent = 'agt_a', type: EventType = 'reminder.triggered') {
 
 /** Claims: what a dead process or a shutdown leaves behind, and who delivers it next. */
 describe('dispatcher claims', () => {
+  /** The deliveries as another process (one that dies) claims and records them, on the default lease. */
+  const deadProcess = () => new DeliveryRepository(env.db, env.settings, env.settings.timeoutMs + 30_000, () => 0.5)
   // One process owns a SQLite file, so at start every claim is a dead process's.
   it.skipIf(backend === 'postgres')('a claim left by a crashed process is released at start and delivered once', async () => {
     await env.service.create('agt_a', { url: rx.url })
     await fire()
-    expect(await env.dispatcher.store.claim(env.clock.now, 10)).toHaveLength(1)
+    expect(await deadProcess().claim(env.clock.now, 10)).toHaveLength(1)
     // Claimed: invisible to further claims until the lease ends.
-    expect(await env.dispatcher.store.claim(env.clock.now, 10)).toHaveLength(0)
+    expect(await deadProcess().claim(env.clock.now, 10)).toHaveLength(0)
     expect(await env.dispatcher.recover()).toBe(1)
     await env.dispatcher.runDue()
     await env.dispatcher.runDue()
@@ -33,7 +36,7 @@ describe('dispatcher claims', () => {
   it('a claim whose lease ran out goes out again, once, and its late claimer records nothing', async () => {
     await env.service.create('agt_a', { url: rx.url })
     const { message_id } = await fire()
-    const [dead] = await env.dispatcher.store.claim(env.clock.now, 10)
+    const [dead] = await deadProcess().claim(env.clock.now, 10)
     expect(dead).toMatchObject({ messageId: message_id, attempts: 0 })
     await env.dispatcher.runDue()
     expect(rx.received).toHaveLength(0)
@@ -42,7 +45,7 @@ describe('dispatcher claims', () => {
     await env.dispatcher.runDue()
     await env.dispatcher.runDue()
     expect(rx.received.map((r) => r.headers['webhook-id'])).toEqual([message_id])
-    await env.dispatcher.store.record(dead!, {
+    await deadProcess().record(dead!, {
       id: 'evt_late',
       outcome: { kind: 'retry', retryAfterMs: null },
       statusCode: 500,

@@ -8,6 +8,7 @@ import { backend } from '../helpers.js'
 import { createPgDatabase, dropPgDatabase, pgUrl } from '../postgres/database.js'
 import { Receiver } from './receiver.js'
 import { verify } from './verify.js'
+import { DeliveryRepository } from '../../src/webhooks/delivery-repository.js'
 
 /**
  * Two service replicas on one PostgreSQL database: each has its own pool (openPg) and its own
@@ -98,8 +99,8 @@ describe.skipIf(pgUrl === null || backend !== 'postgres')('webhook delivery acro
     const secret = await subscribe()
     const [messageId] = await enqueue(1)
     // The dead replica claimed the delivery and was killed (kill -9) before recording anything.
-    const dead = replica(1, { leaseMs: 60_000 })
-    const [claimed] = await dead.store.claim(clock.now, 10)
+    const dead = new DeliveryRepository(handles[1]!.db, settings, 60_000, () => 0.5)
+    const [claimed] = await dead.claim(clock.now, 10)
     expect(claimed).toMatchObject({ messageId, attempts: 0 })
     await handles[1]!.close()
     handles.pop()

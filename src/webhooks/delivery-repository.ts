@@ -81,7 +81,7 @@ const PAUSE_OTHERS = `UPDATE webhook_deliveries SET state = 'paused', claimed_at
   WHERE webhook_id = @id AND state = 'pending'`
 
 /** The dispatcher's SQL: claiming due deliveries under a lease, and recording attempts. */
-export class DeliveryStore {
+export class DeliveryRepository {
   private readonly db: SqlDatabase
   private readonly settings: DeliverySettings
   private readonly leaseMs: number
