@@ -104,7 +104,7 @@ export interface Config {
    * connect or for a pooled connection; past it the request answers 503 (src/db/postgres.ts).
    */
   statementTimeoutMs: number
-  /** The longest a request may take before it is answered 503 (Fastify's handlerTimeout). */
+  /** The longest a request may take before it is answered 503 (plugins/request-timeout.ts). */
   requestTimeoutMs: number
   /** Present only when GOALKEEPER_LLM_URL is set: step verification stays heuristic otherwise. */
   llm: LlmConfig | undefined

@@ -69,9 +69,3 @@ export const tooMany = (message: string, retryAfterSeconds: number) =>
 /** A 503 the same request may resolve later: `Retry-After` says when. */
 export const unavailable = (message: string, retryAfterSeconds: number) =>
   new AppError(503, 'unavailable', message, { headers: { 'retry-after': String(retryAfterSeconds) } })
-
-/** The request timeout (Fastify's handlerTimeout) as the 503 a client may retry; undefined for any other error. */
-export function requestTimedOut(err: { code?: string }): AppError | undefined {
-  if (err.code !== 'FST_ERR_HANDLER_TIMEOUT') return undefined
-  return unavailable('The request did not finish within the request timeout; it may still complete. Retry shortly with the same Idempotency-Key.', 2)
-}

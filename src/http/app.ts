@@ -10,6 +10,7 @@ import { auth } from '../agents/auth.js'
 import { idempotency } from '../idempotency/plugin.js'
 import { unitOfWork } from './plugins/unit-of-work.js'
 import { loadShedding, type LoadSheddingOptions } from './plugins/load-shedding.js'
+import { requestTimeout } from './plugins/request-timeout.js'
 import { httpMetrics } from './plugins/metrics.js'
 import { notFound } from './plugins/not-found.js'
 import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
@@ -68,9 +69,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...logging,
     bodyLimit: BODY_LIMIT,
-    // A request still unanswered after this long is answered 503 (problem-json.ts); the database's
-    // own bounds (src/db/postgres.ts) normally answer well before it.
-    handlerTimeout: deps.config.requestTimeoutMs,
     // The caller's x-request-id when acceptable, else a UUID; logged as reqId (plugins/request-id.ts).
     genReqId,
     // A bad percent-encoding or an over-long path segment is answered by the router itself.
@@ -94,6 +92,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (schema?.body?.type === 'object' || schema?.querystring !== undefined) route.preValidation = [rejectUnstorableText, ...asArray(route.preValidation)]
   })
   await app.register(requestId)
+  // A request still unanswered after this long is answered 503; the database's own bounds
+  // (src/db/postgres.ts) normally answer well before it.
+  await app.register(requestTimeout, { ms: deps.config.requestTimeoutMs })
   await app.register(loadShedding, deps.loadShedding ?? {})
   await app.register(httpMetrics, { metrics })
   await app.register(auth, { adminToken: deps.config.adminToken, agents: services.agents, publicPluginPrefixes: [DOCS_PREFIX] })

@@ -11,7 +11,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, preParsingHookHandler 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { databaseFault } from '../db/faults.js'
-import { AppError, requestTimedOut } from '../errors.js'
+import { AppError } from '../errors.js'
 import { decodeBinary, encodeResponse, encodeStatus, fromJson, responseJson, responseMessage, type Signal } from './proto.js'
 import type { OtlpService } from './service.js'
 
@@ -47,7 +47,7 @@ const gunzip: preParsingHookHandler = (request, _reply, payload, done) => {
 function sendStatus(thrown: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const encoding = encodingOf(request)
   if (encoding === undefined) throw thrown
-  const fault = thrown instanceof AppError ? undefined : (databaseFault(thrown) ?? requestTimedOut(thrown))
+  const fault = thrown instanceof AppError ? undefined : databaseFault(thrown)
   if (fault) request.log.warn({ code: thrown.code, cause: thrown.message }, fault.message)
   const err = fault ?? thrown
   const status = err instanceof AppError ? err.status : err.validation ? 400 : (err.statusCode ?? 500)

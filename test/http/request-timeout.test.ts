@@ -18,4 +18,22 @@ describe('the request timeout', () => {
     expect(res.headers['retry-after']).toMatch(/^\d+$/)
     expect(res.json()).toMatchObject({ status: 503, type: 'urn:problem:unavailable', detail: expect.stringMatching(/request timeout/) })
   })
+
+  it('a POST is answered 503 the same way, through its route; one that answers in time is not touched after', async () => {
+    const t = await buildTestApp({ env: { GOALKEEPER_REQUEST_TIMEOUT_MS: '200' } })
+    t.app.post('/slow', { config: { auth: 'none' } }, async (request) => {
+      await new Promise((r) => setTimeout(r, (request.body as { ms: number }).ms))
+      return { ok: true }
+    })
+    await t.app.ready()
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    const url = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}/slow`
+    const post = (ms: number) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ms }) })
+    const slow = await post(2000)
+    expect([slow.status, slow.headers.get('retry-after')]).toEqual([503, '2'])
+    expect(await slow.json()).toMatchObject({ status: 503, type: 'urn:problem:unavailable' })
+    const quick = await post(10)
+    expect(quick.status).toBe(200)
+    expect(await quick.json()).toEqual({ ok: true })
+  })
 })

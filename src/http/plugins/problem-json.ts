@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { databaseFault } from '../../db/faults.js'
-import { AppError, requestTimedOut, type FieldError } from '../../errors.js'
+import { AppError, type FieldError } from '../../errors.js'
 import { Problem, type ProblemBody } from '../../schemas.js'
 import { type AjvIssue, foldUnions, MAX_FIELD_ERRORS } from '../validation.js'
 import { REQUEST_ID_HEADER } from './request-id.js'
@@ -66,7 +66,7 @@ function sendAppError(err: AppError, request: FastifyRequest, reply: FastifyRepl
 /** Every error leaves as RFC 9457 problem+json; a database that is away, slow or full, as 503 or 507 (src/db/faults.ts). */
 function handleError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): void {
   if (err instanceof AppError) return sendAppError(err, request, reply)
-  const fault = databaseFault(err) ?? requestTimedOut(err)
+  const fault = databaseFault(err)
   if (fault) {
     // The cause in one line, no stack: during an outage every request logs one.
     request.log.warn({ code: err.code, cause: err.message }, fault.message)
