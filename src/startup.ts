@@ -3,8 +3,6 @@ import { resolve } from 'node:path'
 import type { Config } from './config.js'
 import { openDb, type DbHandle, type SqliteHandle } from './db/client.js'
 import { runMigrations } from './db/migrate.js'
-import { wallClock } from './engine/clock.js'
-import { foldLegacyJournals } from './sessions/legacy-journal.js'
 import type { App } from './http/app.js'
 
 /**
@@ -36,7 +34,6 @@ function openSqlite(dbPath: string): DbHandle {
   try {
     handle = openDb(dbPath)
     runMigrations(handle)
-    foldLegacyJournals(handle.sqlite, wallClock)
     return handle
   } catch (err) {
     void handle?.close()
