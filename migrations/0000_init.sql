@@ -256,7 +256,9 @@ CREATE TABLE `otlp_records` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `otlp_records_key_idx` ON `otlp_records` (`agent_id`,`conversation`,`key`);--> statement-breakpoint
 CREATE INDEX `otlp_records_waiting_idx` ON `otlp_records` (`agent_id`,`conversation`,`seq`) WHERE "otlp_records"."state" = 0;--> statement-breakpoint
--- Hand-written from here on: what drizzle-kit does not generate (FTS5 tables and triggers).
+-- Hand-written from here on: what drizzle-kit does not generate (FTS5 tables and triggers). A later
+-- drizzle-kit migration that rebuilds `reminders` or `sessions` (SQLite cannot alter a column in
+-- place) drops their triggers: such a migration must create them again.
 -- Turn start looks for context reminders whose pattern or tags share a word with the user
 -- message. This index holds only context reminders' tags and pattern, so it stays as small as they
 -- are (an index over all titles and bodies walked every message word's doclist through them:

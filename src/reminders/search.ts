@@ -15,7 +15,7 @@ import { toReminder, wordTokens, type Reminder, type ReminderRow } from './model
 
 const MAX_QUERY_TERMS = 32
 const MAX_MESSAGE_TERMS = 64
-export const MAX_SEARCH_LIMIT = 100
+const MAX_SEARCH_LIMIT = 100
 
 /**
  * Quoted, de-duplicated word tokens joined by `op`; null when the text has no words. English
