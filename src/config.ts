@@ -10,15 +10,15 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 // must be refused here, not discovered on the first call. The caps sit well below that, at values
 // past which a setting stops making sense.
 /** One provider or webhook call: 10 minutes. */
-export const MAX_TIMEOUT_MS = 600_000
+const MAX_TIMEOUT_MS = 600_000
 /** The embeddings circuit breaker's cool-down: 1 day. */
-export const MAX_COOLDOWN_MS = 86_400_000
+const MAX_COOLDOWN_MS = 86_400_000
 /** One delay of the webhook retry schedule, in seconds: 7 days. */
-export const MAX_RETRY_DELAY_S = 604_800
+const MAX_RETRY_DELAY_S = 604_800
 /** A failing webhook endpoint is disabled after at most a year. */
-export const MAX_DISABLE_AFTER_HOURS = 8_760
-export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000
-export const MAX_BREAKER_FAILURES = 10_000
+const MAX_DISABLE_AFTER_HOURS = 8_760
+const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000
+const MAX_BREAKER_FAILURES = 10_000
 
 /**
  * The environment the server reads (docs/reference.md lists each variable). This is the only module that reads

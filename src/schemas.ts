@@ -91,14 +91,14 @@ export const Id = (prefix: string) =>
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T09:00:00.000Z'] })
 
 /** `?limit=`: 1–200, default 50. */
-export const PageLimit = Defaulted(Type.Integer({ minimum: 1, maximum: 200, default: 50 }))
+const PageLimit = Defaulted(Type.Integer({ minimum: 1, maximum: 200, default: 50 }))
 
 /**
  * Cursors are checked by shape, so a malformed one is a 400 (path `querystring/cursor`): compared
  * as given, garbage sorted before or after every id and silently restarted or emptied the list.
  * The length bound sits in the pattern so a bad cursor gets one error, not two.
  */
-export const IdCursor = (prefix: IdPrefix) =>
+const IdCursor = (prefix: IdPrefix) =>
   Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
 /**
  * A pattern for the decimal integers 0..max, no leading zeros: a number cursor stays a string (as
@@ -122,7 +122,7 @@ export function decimalUpTo(max: number): string {
 export const INT4_MAX = 2_147_483_647
 
 /** The cursor of a list keyed by a number (step number, event sequence), at most `max`. */
-export const NumberCursor = (max: number) =>
+const NumberCursor = (max: number) =>
   Type.String({ pattern: decimalUpTo(max), description: `The previous page's next_cursor (a number, 0–${max}).` })
 
 /** `?limit=&cursor=` of a list of `prefix` ids; the cursor is the last id of the previous page. */

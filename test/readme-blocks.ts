@@ -32,7 +32,7 @@ export function fencedBlocks(markdown: string): Block[] {
 }
 
 /** Names a block assigns (`X=…`, `for x in`), so the next block sees them. */
-export function assignedNames(code: string): string[] {
+function assignedNames(code: string): string[] {
   const names = new Set<string>()
   for (const m of code.matchAll(/(?:^|[;\s])([A-Za-z_][A-Za-z0-9_]*)=(?!=)/gm)) names.add(m[1]!)
   for (const m of code.matchAll(/\bfor ([A-Za-z_][A-Za-z0-9_]*) in\b/g)) names.add(m[1]!)

@@ -1,3 +1,12 @@
+CREATE TABLE "agent_daily_spend" (
+	"agent_id" text NOT NULL,
+	"day" text NOT NULL,
+	"tokens" bigint DEFAULT 0 NOT NULL,
+	"cost_usd" double precision DEFAULT 0 NOT NULL,
+	"updated_at" bigint NOT NULL,
+	CONSTRAINT "agent_daily_spend_agent_id_day_pk" PRIMARY KEY("agent_id","day")
+);
+--> statement-breakpoint
 CREATE TABLE "agents" (
 	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"name" text NOT NULL,
@@ -38,6 +47,9 @@ CREATE TABLE "agent_settings" (
 	"quiet_end" text,
 	"max_reminders" integer DEFAULT 100 NOT NULL,
 	"injection_budget_tokens" integer DEFAULT 1500 NOT NULL,
+	"session_defaults" text DEFAULT '{}' NOT NULL,
+	"hooks" text DEFAULT '{}' NOT NULL,
+	"daily_budget" text DEFAULT '{}' NOT NULL,
 	"updated_at" bigint NOT NULL
 );
 --> statement-breakpoint
@@ -116,6 +128,8 @@ CREATE TABLE "sessions" (
 	"metadata" text DEFAULT '{}' NOT NULL,
 	"state" text NOT NULL,
 	"version" integer DEFAULT 1 NOT NULL,
+	"external_id" text,
+	"parent_id" text,
 	"created_at" bigint NOT NULL,
 	"updated_at" bigint NOT NULL
 );
@@ -189,6 +203,19 @@ CREATE TABLE "webhooks" (
 	"updated_at" bigint NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "otlp_records" (
+	"seq" bigserial PRIMARY KEY NOT NULL,
+	"agent_id" text NOT NULL,
+	"conversation" text NOT NULL,
+	"key" text NOT NULL,
+	"kind" text NOT NULL,
+	"payload" text,
+	"state" integer DEFAULT 0 NOT NULL,
+	"step_number" integer,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+ALTER TABLE "agent_daily_spend" ADD CONSTRAINT "agent_daily_spend_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "idempotency_keys" ADD CONSTRAINT "idempotency_keys_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "agent_settings" ADD CONSTRAINT "agent_settings_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -206,6 +233,7 @@ ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_message_id_w
 ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_webhook_id_webhooks_id_fk" FOREIGN KEY ("webhook_id") REFERENCES "public"."webhooks"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "webhook_messages" ADD CONSTRAINT "webhook_messages_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "webhooks" ADD CONSTRAINT "webhooks_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "otlp_records" ADD CONSTRAINT "otlp_records_agent_id_agents_id_fk" FOREIGN KEY ("agent_id") REFERENCES "public"."agents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "api_keys_agent_idx" ON "api_keys" USING btree ("agent_id");--> statement-breakpoint
 CREATE INDEX "idempotency_keys_created_idx" ON "idempotency_keys" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "rate_limits_window_ends_idx" ON "rate_limits" USING btree ("window_ends");--> statement-breakpoint
@@ -221,9 +249,13 @@ CREATE INDEX "reminders_context_idx" ON "reminders" USING gin ("context_doc") WH
 CREATE INDEX "drift_events_session_idx" ON "drift_events" USING btree ("session_id","seq");--> statement-breakpoint
 CREATE INDEX "sessions_agent_status_idx" ON "sessions" USING btree ("agent_id","status","id");--> statement-breakpoint
 CREATE INDEX "sessions_agent_id_idx" ON "sessions" USING btree ("agent_id","id");--> statement-breakpoint
+CREATE UNIQUE INDEX "sessions_agent_external_idx" ON "sessions" USING btree ("agent_id","external_id");--> statement-breakpoint
+CREATE INDEX "sessions_agent_parent_idx" ON "sessions" USING btree ("agent_id","parent_id");--> statement-breakpoint
 CREATE INDEX "webhook_attempts_webhook_idx" ON "webhook_attempts" USING btree ("webhook_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "webhook_deliveries_message_webhook_uq" ON "webhook_deliveries" USING btree ("message_id","webhook_id");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("next_attempt_at") WHERE state = 'pending';--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_webhook_idx" ON "webhook_deliveries" USING btree ("webhook_id","state");--> statement-breakpoint
 CREATE INDEX "webhook_messages_agent_idx" ON "webhook_messages" USING btree ("agent_id");--> statement-breakpoint
-CREATE INDEX "webhooks_agent_idx" ON "webhooks" USING btree ("agent_id","id");
+CREATE INDEX "webhooks_agent_idx" ON "webhooks" USING btree ("agent_id","id");--> statement-breakpoint
+CREATE UNIQUE INDEX "otlp_records_key_idx" ON "otlp_records" USING btree ("agent_id","conversation","key");--> statement-breakpoint
+CREATE INDEX "otlp_records_waiting_idx" ON "otlp_records" USING btree ("agent_id","conversation","seq") WHERE "otlp_records"."state" = 0;

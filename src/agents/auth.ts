@@ -6,7 +6,7 @@ import { asArray } from '../route-hooks.js'
 import type { AgentsService } from './service.js'
 
 /** Who may call a route: the admin token, an agent API key, or anyone. */
-export type RouteAuth = 'admin' | 'agent' | 'none'
+type RouteAuth = 'admin' | 'agent' | 'none'
 const KINDS: readonly unknown[] = ['admin', 'agent', 'none'] satisfies RouteAuth[]
 
 declare module 'fastify' {

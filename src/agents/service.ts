@@ -29,14 +29,14 @@ const AUTH_CACHE_MAX = 10_000
  * process clear the cache at once; this bounds how long another process's revocation (a second
  * instance, a manual DELETE) can go unseen.
  */
-export const AUTH_CACHE_TTL_MS = 30_000
+const AUTH_CACHE_TTL_MS = 30_000
 
 /** `gk_` + 32 random bytes (base64url): high entropy, so a plain SHA-256 is a safe stored form. */
-export function generateApiKey(): string {
+function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url')
 }
 
-export function hashApiKey(key: string): Buffer {
+function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key).digest()
 }
 

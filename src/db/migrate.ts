@@ -5,7 +5,7 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { assertSchemaKnown, readJournal } from './migration-journal.js'
 
 /** `migrations/` at the package root, from src/db (tsx) and dist/db (built) alike. */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url))
+const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url))
 
 /** What migrating reads of a SQLite handle (client.ts's SqliteHandle). */
 export interface MigrationTarget {

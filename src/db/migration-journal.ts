@@ -14,7 +14,7 @@ export function readJournal(folder: string): Journal {
   return JSON.parse(readFileSync(join(folder, 'meta', '_journal.json'), 'utf8')) as Journal
 }
 
-export class SchemaTooNew extends Error {
+class SchemaTooNew extends Error {
   override name = 'SchemaTooNew'
 }
 

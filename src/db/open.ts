@@ -1,7 +1,5 @@
 import { resolve } from 'node:path'
 import type { Config } from '../config.js'
-import { wallClock } from '../engine/clock.js'
-import { foldLegacyJournals } from '../sessions/legacy-journal.js'
 import { reason, StartupError } from '../startup.js'
 import { openDb, type DbHandle, type SqliteHandle } from './client.js'
 import { runMigrations } from './migrate.js'
@@ -19,7 +17,6 @@ function openSqlite(dbPath: string): DbHandle {
   try {
     handle = openDb(dbPath)
     runMigrations(handle)
-    foldLegacyJournals(handle.sqlite, wallClock)
     return handle
   } catch (err) {
     void handle?.close()

@@ -27,7 +27,7 @@ export interface PgOptions {
  * normally cut by the server (the connection stays usable) and the client's cut only meets a server,
  * or a network, that does not answer at all.
  */
-export const CLIENT_TIMEOUT_MARGIN_MS = 1000
+const CLIENT_TIMEOUT_MARGIN_MS = 1000
 
 const INT8_OID = 20
 

@@ -14,5 +14,5 @@ const require = createRequire(import.meta.url)
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
 
 /** The driver module's path (the checkpoint worker loads the same one). */
-export const DRIVER = require.resolve(NODE_MAJOR >= 22 ? 'better-sqlite3-13' : 'better-sqlite3')
+export const DRIVER = NODE_MAJOR >= 22 ? require.resolve('better-sqlite3-13') : require.resolve('better-sqlite3')
 export const Sqlite = require(DRIVER) as typeof Database

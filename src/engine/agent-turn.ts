@@ -10,7 +10,7 @@ export const GOAL_TEXT_MAX = 20_000
 const FIRST_PROMPT_MAX = GOAL_TEXT_MAX / 2
 const FOLLOW_UP_MAX = 1000
 /** How a later prompt is joined to the goal text. */
-export const FOLLOW_UP_PREFIX = '\n\nThen: '
+const FOLLOW_UP_PREFIX = '\n\nThen: '
 /** Open items a stop check names (the rest are counted). */
 const OPEN_ITEMS_NAMED = 5
 

@@ -31,7 +31,7 @@ function basename(path: string): string {
 }
 
 /** The basenames (lowercased) of the paths and file names in `text`, vague ones included. */
-export function fileNames(text: string): string[] {
+function fileNames(text: string): string[] {
   const out: string[] = []
   for (const m of text.matchAll(TOKEN_RE)) {
     const t = m[0].replace(/[.:!?]+$/, '')
@@ -85,7 +85,7 @@ const CHORE_COMMANDS = new Set(['ls', 'cd', 'pwd', 'echo', 'sleep', 'which', 'en
 const LOOK_COMMANDS = new Set(['cat', 'head', 'tail', 'less', 'more', 'grep', 'rg', 'ag', 'find', 'sed', 'awk', 'nl', 'diff', 'file', 'stat', 'fd'])
 
 /** The first program a shell command runs, past `cd x &&`, env assignments and `timeout N`. */
-export function firstProgram(command: string): string {
+function firstProgram(command: string): string {
   for (const part of command.split(/&&|;|\|\|/)) {
     const words = part.trim().split(/\s+/).filter((w) => !/^\w+=/.test(w))
     while (words[0] === 'timeout' || words[0] === 'sudo' || /^\d+s?$/.test(words[0] ?? '')) words.shift()

@@ -46,7 +46,7 @@ export { wordWeight } from './word-info.js'
 /** The words of a normalized (lowercase) text; callers reset `lastIndex` before a scan. */
 const WORD_RE = /[a-z0-9]+/g
 /** Context entries (plan steps, todos) count at this fraction of a goal word's weight. */
-export const CONTEXT_WEIGHT = 0.5
+const CONTEXT_WEIGHT = 0.5
 
 /** Stem → weight, and the squared norm, kept for the goal side once per session. */
 export interface WeightedBag {
@@ -229,7 +229,7 @@ export const NEUTRAL_SIMILARITY = 0.12
  */
 export const EVIDENCE_SCALE = 300
 /** Share of the n-gram cosine in the drift check's score (the rest: the word cosine). */
-export const GRAM_SHARE = 0.5
+const GRAM_SHARE = 0.5
 /**
  * Lifts a score below `NEUTRAL_SIMILARITY` toward it in proportion to how little the text
  * says: (n·s + k·m) / (n + k) with n the text's squared weight norm. A long text that shares

@@ -65,7 +65,7 @@ export interface OpinionStep {
  * The question; `doubt`: a first answer's analysis, for the confirming call, which checks it against
  * the steps rather than asking the same question twice at temperature 0.
  */
-export function buildOpinionPrompt(goal: string, steps: readonly OpinionStep[], doubt?: string): string {
+function buildOpinionPrompt(goal: string, steps: readonly OpinionStep[], doubt?: string): string {
   return [
     'You review an AI agent at work. Is it making progress toward its goal, or going in circles, stuck or off track?',
     `Goal: ${truncateChars(goal, 4000)}`,
@@ -91,7 +91,7 @@ export function parseOpinion(answer: string): Opinion | null {
 }
 
 /** A confident "no": worth asking a second time before it replans. */
-export function confidentNo(o: Opinion | null): boolean {
+function confidentNo(o: Opinion | null): boolean {
   return o !== null && !o.progress && o.confidence >= CONFIDENT
 }
 

@@ -10,7 +10,7 @@ import { PROGRESS_STALL_TURNS } from './step-alignment.js'
 import type { LoopFinding } from './loops.js'
 import { cutText } from './text.js'
 
-export const DESCRIPTION_IN_EVENT = 200
+const DESCRIPTION_IN_EVENT = 200
 
 /** The two fields of the state before a step that its loop and stall events are compared against. */
 export type StepBefore = Pick<GoalState, 'loop_detected' | 'stall_turns'>

@@ -29,9 +29,9 @@ import { normalizeText } from './text-normalize.js'
 import { wordInfo, wordRank } from './word-info.js'
 
 /** A shared word this rare (its frequency rank) or rarer is specific on its own. */
-export const SPECIFIC_RANK = 5000
+const SPECIFIC_RANK = 5000
 /** Files the session changed, remembered for reading later calls (the newest kept). */
-export const WORKING_FILES_MAX = 50
+const WORKING_FILES_MAX = 50
 /** The alignment of a step sharing nothing with the goal (keyword alignment's BASE_ALIGNMENT). */
 const OFF = 0.15
 const NEUTRAL = 0.5

@@ -11,8 +11,8 @@ import type { TaskStatus, TodoItem } from './recitation-content.js'
 import { truncateChars } from './text.js'
 
 /** Items kept of one list, and characters of one item: a plan, not a document. */
-export const TODO_ITEMS_MAX = 100
-export const TODO_TEXT_MAX = 500
+const TODO_ITEMS_MAX = 100
+const TODO_TEXT_MAX = 500
 
 const WHOLE_LISTS: Readonly<Record<string, { list: string; text: readonly string[] }>> = {
   TodoWrite: { list: 'todos', text: ['content'] },

@@ -9,7 +9,7 @@ import type { HookClient, HooksService } from './service.js'
 import { HookQuery } from './settings.js'
 
 /** Hook bodies carry tool inputs and outputs (a file written, a file read): more room than other routes. */
-export const HOOK_BODY_LIMIT = 4 * 1024 * 1024
+const HOOK_BODY_LIMIT = 4 * 1024 * 1024
 
 const tags = ['hooks']
 

@@ -51,7 +51,7 @@ export type App = FastifyInstance & { services: Services; metrics: Metrics }
 export const BODY_LIMIT = 1024 * 1024
 
 /** package.json's version, read once: the OpenAPI document's info.version follows the release. */
-export const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 /**
  * Builds the HTTP app: no listen, no environment reads. Services are constructed here from the

@@ -24,14 +24,14 @@ const SHARED = {
 } as const
 
 /** A JSON body is already typed: `{"goal": 5}` must fail, not become "5". */
-export const BODY_AJV_OPTIONS = { ...SHARED, coerceTypes: false, allErrors: false } as const
+const BODY_AJV_OPTIONS = { ...SHARED, coerceTypes: false, allErrors: false } as const
 /** Re-validates a failed body (small enough) to report every problem, not just the first. */
-export const BODY_ALL_ERRORS_AJV_OPTIONS = { ...SHARED, coerceTypes: false, allErrors: true } as const
+const BODY_ALL_ERRORS_AJV_OPTIONS = { ...SHARED, coerceTypes: false, allErrors: true } as const
 /**
  * Query strings, path params and headers arrive as strings: `?limit=10`, repeated keys → arrays.
  * They fit in Node's 16 KB header limit, so collecting every error is cheap.
  */
-export const STRING_AJV_OPTIONS = { ...SHARED, coerceTypes: 'array', allErrors: true } as const
+const STRING_AJV_OPTIONS = { ...SHARED, coerceTypes: 'array', allErrors: true } as const
 
 /**
  * `format: 'date-time'` is the service's one rule for instants (clock.ts `parseInstant`) rather

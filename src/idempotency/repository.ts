@@ -26,11 +26,6 @@ export class IdempotencyRepository {
     return this.db.get('SELECT * FROM idempotency_keys WHERE scope = ? AND key = ?', [scope, key])
   }
 
-  /** Rows whose response body does not start with `prefix` (written before sealing). */
-  withoutPrefix(prefix: string): Promise<IdempotencyRow[]> {
-    return this.db.all(`SELECT * FROM idempotency_keys WHERE response_body NOT LIKE ? || '%'`, [prefix])
-  }
-
   /**
    * Stores the record unless a live one (created at or after `expiredBefore`) holds the key: false
    * then. Two requests with one key committing at once (two replicas) cannot both store theirs:
@@ -38,16 +33,6 @@ export class IdempotencyRepository {
    */
   async claim(row: IdempotencyRow, expiredBefore: number): Promise<boolean> {
     return (await this.db.run(CLAIM, { ...row, expired_before: expiredBefore })) === 1
-  }
-
-  /** Rewrites a row's key and body in place (sealing a row written before sealing). */
-  async reseal(scope: string, key: string, sealedKey: string, sealedBody: string): Promise<void> {
-    await this.db.run('UPDATE idempotency_keys SET key = @new_key, response_body = @response_body WHERE scope = @scope AND key = @key', {
-      scope,
-      key,
-      new_key: sealedKey,
-      response_body: sealedBody,
-    })
   }
 
   /** An indexed range delete (idempotency_keys_created_idx): cheap however large the table grows. */

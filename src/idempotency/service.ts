@@ -91,51 +91,23 @@ export class Sealer {
 /** Stores first responses of create calls for 24 h (Stripe-style `Idempotency-Key`), sealed. */
 export class IdempotencyService {
   #sinceLastPrune = 0
-  #legacyChecked = false
 
-  private readonly db: SqlDatabase
   private readonly repo: IdempotencyRepository
   private readonly clock: Clock
   private readonly sealer: Sealer
 
   constructor(db: SqlDatabase, clock: Clock, secret?: string) {
-    this.db = db
     this.repo = new IdempotencyRepository(db)
     this.clock = clock
     this.sealer = new Sealer(secret)
   }
 
-  /**
-   * Records written before sealing (plain key and body) are sealed in place: all of them once, on
-   * first use, so their secrets do not wait for the prune; and one by one when a lookup meets one
-   * (another process may still write them, or that first pass may have rolled back with its batch).
-   */
-  private async sealLegacyOnce(): Promise<void> {
-    if (this.#legacyChecked) return
-    this.#legacyChecked = true
-    await this.sealRows(await this.repo.withoutPrefix(SEALED))
-  }
-
-  private async sealRows(rows: IdempotencyRow[]): Promise<void> {
-    if (rows.length === 0) return
-    await this.db.transaction(async () => {
-      for (const row of rows) {
-        await this.repo.reseal(row.scope, row.key, this.sealer.lookupDigest(row.scope, row.key), this.sealer.seal(row.scope, row.key, row.response_body))
-      }
-    })
-  }
-
   private async find(scope: string, key: string): Promise<{ row: IdempotencyRow; body: () => string } | undefined> {
-    const byDigest = await this.repo.find(scope, this.sealer.lookupDigest(scope, key))
-    if (byDigest !== undefined) return { row: byDigest, body: () => this.sealer.unseal(scope, key, byDigest.response_body) }
-    const legacy = await this.repo.find(scope, key)
-    if (legacy === undefined || legacy.response_body.startsWith(SEALED)) return undefined
-    await this.sealRows([legacy])
-    return { row: legacy, body: () => legacy.response_body }
+    const row = await this.repo.find(scope, this.sealer.lookupDigest(scope, key))
+    return row === undefined ? undefined : { row, body: () => this.sealer.unseal(scope, key, row.response_body) }
   }
 
   async lookup(req: IdempotencyRequest): Promise<IdempotencyLookup> {
-    await this.sealLegacyOnce()
     const found = await this.find(req.scope, req.key)
     if (found === undefined || found.row.created_at < expiredBefore(this.clock())) return { kind: 'new' }
     const { row } = found
@@ -149,7 +121,6 @@ export class IdempotencyService {
    * rolls back the write it would have answered for: one write per key, whatever the replica.
    */
   async save(req: IdempotencyRequest, status: number, responseBody: string): Promise<void> {
-    await this.sealLegacyOnce()
     const now = this.clock()
     const stored = await this.repo.claim(
       {

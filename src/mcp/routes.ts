@@ -10,7 +10,7 @@ import { problemResponses } from '../schemas.js'
 import { callTool } from './call.js'
 import { TOOLS } from './tools.js'
 
-export const MCP_SPEC_URL = 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http'
+const MCP_SPEC_URL = 'https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http'
 
 const INSTRUCTIONS =
   'goalkeeper keeps you on your goal. Open a session with start_goal_session, call record_step after every step ' +

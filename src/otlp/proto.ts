@@ -45,7 +45,7 @@ export interface KeyValue {
   key?: string | null
   value?: AnyValue | null
 }
-export interface Resource {
+interface Resource {
   attributes?: KeyValue[] | null
 }
 export interface Span {
@@ -85,7 +85,7 @@ const HEX_IDS: Record<Signal, { path: string[]; ids: string[]; links?: string }>
   logs: { path: ['resourceLogs', 'scopeLogs', 'logRecords'], ids: ['traceId', 'spanId'] },
 }
 
-export class BadOtlpJson extends Error {}
+class BadOtlpJson extends Error {}
 
 /** A parsed OTLP/JSON body as its request message; throws (BadOtlpJson, or protobufjs's TypeError) on one that is not. */
 export function fromJson<S extends Signal>(signal: S, body: unknown): ExportRequest<S> {

@@ -5,7 +5,8 @@
 import type { SqlDatabase } from '../db/database.js'
 import type { Observed, ObservedRecord } from './observed.js'
 
-export const WAITING = 0
+// `state`: 0 while waiting (written as a literal in the SQL: the partial index otlp_records_waiting_idx
+// is only chosen for a literal), then one of these.
 export const APPLIED = 1
 export const DROPPED = 2
 

@@ -33,7 +33,7 @@ export interface OtlpDeps {
 }
 
 /** Seconds an exporter turned away is asked to wait. */
-export const BACKLOG_RETRY_AFTER_S = 2
+const BACKLOG_RETRY_AFTER_S = 2
 
 export interface IngestResult {
   rejected: number

@@ -34,7 +34,7 @@ export interface GoalEmbeddingsOptions {
 /** Room for a batch of 3072-dimension vectors as JSON text; a single one is ~70 kB. */
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024
 /** Goal vectors kept: 256 × 1536 dimensions × 8 bytes ≈ 3 MB. */
-export const GOAL_VECTOR_CACHE_MAX = 256
+const GOAL_VECTOR_CACHE_MAX = 256
 
 /** `GOALKEEPER_EMBEDDINGS_URL` may be a base URL (`…/v1`) or the full `…/embeddings` endpoint. */
 export function embeddingsUrl(base: string): string {

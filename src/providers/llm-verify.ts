@@ -12,7 +12,7 @@ import { providerPost } from './provider-http.js'
 const MAX_ANSWER_BYTES = 64 * 1024
 
 /** `GOALKEEPER_LLM_URL` may be a base URL (`…/v1`) or the full `…/chat/completions` endpoint. */
-export function completionsUrl(base: string): string {
+function completionsUrl(base: string): string {
   const trimmed = base.replace(/\/+$/, '')
   return trimmed.endsWith('/chat/completions') ? trimmed : `${trimmed}/chat/completions`
 }

@@ -18,11 +18,11 @@ import { nextOccurrence } from './occurrences.js'
 import { isQuietHours, quietHoursEnd, type QuietHoursSettings } from './quiet-hours.js'
 
 /** The ticker runs every second; a fire within a minute of its time is on time. */
-export const LATE_AFTER_MS = 60_000
+const LATE_AFTER_MS = 60_000
 /** At most this many catch-up fires per reminder for `missed_policy: all`. */
-export const MAX_CATCH_UP = 100
+const MAX_CATCH_UP = 100
 
-export interface PlannedFire {
+interface PlannedFire {
   scheduled_for: number
   late: boolean
 }

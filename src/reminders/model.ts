@@ -6,13 +6,11 @@ import { isoAt, parseInstant } from '../engine/clock.js'
 import { fieldPath, invalidField, unprocessable } from '../errors.js'
 import { InvalidTrigger, triggerInstant, validateCron, validateTimezone, type ReminderTrigger } from './occurrences.js'
 
-export const STATUSES = ['pending', 'triggered', 'completed', 'dismissed', 'snoozed'] as const
 export const PRIORITIES = ['urgent', 'normal', 'low'] as const
-export const TRIGGER_TYPES = ['scheduled', 'recurring', 'context'] as const
 export const MISSED_POLICIES = ['once', 'skip', 'all'] as const
-export type ReminderStatus = (typeof STATUSES)[number]
+export type ReminderStatus = 'pending' | 'triggered' | 'completed' | 'dismissed' | 'snoozed'
 export type ReminderPriority = (typeof PRIORITIES)[number]
-export type TriggerType = (typeof TRIGGER_TYPES)[number]
+export type TriggerType = 'scheduled' | 'recurring' | 'context'
 export type MissedPolicy = (typeof MISSED_POLICIES)[number]
 
 export const LIMITS = { title: 200, body: 4000, pattern: 200, tags: 20, tag: 50 } as const
@@ -110,7 +108,7 @@ export function toReminder(row: ReminderRow): Reminder {
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g
 
-export function cleanText(value: string): string {
+function cleanText(value: string): string {
   return value.replace(/\r\n?/g, '\n').replace(CONTROL, '')
 }
 

@@ -25,7 +25,7 @@ function minutesOf(hhmm: string): number {
 const formatters = new Map<string, Intl.DateTimeFormat>()
 
 /** Minutes since local midnight of `atMs` in `tz`. */
-export function localMinuteOfDay(atMs: number, tz: string): number {
+function localMinuteOfDay(atMs: number, tz: string): number {
   let fmt = formatters.get(tz)
   if (!fmt) {
     fmt = new Intl.DateTimeFormat('en-US', { timeZone: tz, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })

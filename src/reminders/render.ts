@@ -19,10 +19,10 @@ export const TURN_PRIORITY = {
   low: 4,
 } as const
 
-export const PRIORITY_RANK: Readonly<Record<ReminderPriority, number>> = { urgent: 0, normal: 1, low: 2 }
+const PRIORITY_RANK: Readonly<Record<ReminderPriority, number>> = { urgent: 0, normal: 1, low: 2 }
 
 /** A JSON string literal, with the characters some renderers treat as line or tag breaks escaped too. */
-export function quote(text: string): string {
+function quote(text: string): string {
   return JSON.stringify(text).replace(/[\u2028\u2029\u0085<>]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
@@ -32,7 +32,7 @@ export function reminderLine(row: Pick<ReminderRow, 'priority' | 'title' | 'body
 }
 
 /** When a candidate became due, for ordering: its fire time, else its snooze end, else creation. */
-export function dueKey(row: Pick<ReminderRow, 'next_fire_at' | 'snooze_until' | 'created_at'>): number {
+function dueKey(row: Pick<ReminderRow, 'next_fire_at' | 'snooze_until' | 'created_at'>): number {
   return row.next_fire_at ?? row.snooze_until ?? row.created_at
 }
 

@@ -42,7 +42,7 @@ export interface Claim {
 }
 
 /** Rowids per agent block (SQLite FTS5): 2^32 reminders per agent, 2^21 agents within exact doubles. */
-export const DOC_BLOCK = 4294967296
+const DOC_BLOCK = 4294967296
 
 const MUTABLE = ROW_COLUMNS.filter((c) => c !== 'id' && c !== 'agent_id' && c !== 'created_at')
 const WHERE_KEY = 'WHERE agent_id = @agent_id AND id = @id'

@@ -31,7 +31,7 @@ export function computeNextFire(row: ScheduleFields, nowMs: number, agentTz: str
 }
 
 /** Snooze bounds in minutes per priority (Gimli's defaultPriorityConfig). */
-export const SNOOZE_BOUNDS: Readonly<Record<ReminderPriority, { min: number; max: number }>> = {
+const SNOOZE_BOUNDS: Readonly<Record<ReminderPriority, { min: number; max: number }>> = {
   urgent: { min: 5, max: 60 },
   normal: { min: 15, max: 24 * 60 },
   low: { min: 60, max: 7 * 24 * 60 },

@@ -1,4 +1,4 @@
-import { Type, type Static } from 'typebox'
+import { Type } from 'typebox'
 import { LIMITS } from './model.js'
 import { Body, Defaulted, Id, ListOf, PaginationQuery, Timestamp } from '../schemas.js'
 import { WarnAt } from '../sessions/detection-schemas.js'
@@ -18,13 +18,13 @@ const Status = Type.Union([
 const TriggerType = Type.Union([Type.Literal('scheduled'), Type.Literal('recurring'), Type.Literal('context')])
 const MissedPolicy = Type.Union([Type.Literal('once'), Type.Literal('skip'), Type.Literal('all')])
 /** An instant a client sends: ISO-8601 with Z or an offset; anything else is a 400 naming the field. */
-export const Instant = Type.String({
+const Instant = Type.String({
   format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset.',
 })
 export const ReminderParams = Type.Object({ id: Id('rem') })
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
 
-export const TriggerInput = Type.Union([
+const TriggerInput = Type.Union([
   Body({ type: Type.Literal('scheduled'), at: Instant }),
   Body({
     type: Type.Literal('recurring'),
@@ -112,7 +112,6 @@ export const PatchReminder = Body(
   { title: Type.Optional(mutable.title), trigger: Type.Optional(mutable.trigger), ...optionalMutable },
   { examples: [{ priority: 'urgent', context_tags: ['ci', 'load-test', 'release'] }] },
 )
-export type CreateReminderBody = Static<typeof CreateReminder>
 
 export const ListRemindersQuery = Type.Object({
   status: Type.Optional(Status),

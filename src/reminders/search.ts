@@ -15,7 +15,7 @@ import { toReminder, wordTokens, type Reminder, type ReminderRow } from './model
 
 const MAX_QUERY_TERMS = 32
 const MAX_MESSAGE_TERMS = 64
-export const MAX_SEARCH_LIMIT = 100
+const MAX_SEARCH_LIMIT = 100
 
 /**
  * Quoted, de-duplicated word tokens joined by `op`; null when the text has no words. English
@@ -133,7 +133,7 @@ function statements(dialect: SqlDatabase['dialect']): Statements {
       ) t CROSS JOIN reminders r ON r.doc_id = t.d WHERE r.agent_id = @agent ORDER BY t.k, t.d`,
     // bm25's average row length comes from the index's averages record; reading it costs ~2 µs.
     averages: 'SELECT block FROM reminder_search_fts_data WHERE id = 1',
-    // Context candidates come from `reminder_context_fts` (migration 0010): only context
+    // Context candidates come from `reminder_context_fts` (migrations/0000_init.sql): only context
     // reminders' tags and pattern, so message words common in titles and bodies cost nothing.
     context: `SELECT ${cols} FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
       WHERE reminder_context_fts MATCH @match AND c.rowid >= @lo AND c.rowid < @hi AND r.agent_id = @agent AND ${liveContext}`,

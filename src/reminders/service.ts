@@ -30,7 +30,7 @@ export interface CreateReminderInput {
 }
 export type PatchReminderInput = Partial<CreateReminderInput>
 
-export const MAX_OCCURRENCES = 50
+const MAX_OCCURRENCES = 50
 const SESSION_ID_ERROR = [{ path: fieldPath('body', 'session_id'), message: 'is not one of your sessions' }]
 
 function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], field: string): T | undefined {

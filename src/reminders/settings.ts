@@ -31,7 +31,7 @@ export interface AgentSettings {
 
 export type SettingsUpdate = Partial<Omit<AgentSettings, 'hooks'>> & { hooks?: Partial<HookSettings> }
 
-export const DEFAULT_SETTINGS: Readonly<AgentSettings> = {
+const DEFAULT_SETTINGS: Readonly<AgentSettings> = {
   timezone: 'UTC',
   quiet_hours: null,
   max_reminders: 100,
@@ -40,7 +40,7 @@ export const DEFAULT_SETTINGS: Readonly<AgentSettings> = {
   hooks: DEFAULT_HOOK_SETTINGS,
   daily_budget: null,
 }
-export const SETTINGS_BOUNDS = {
+const SETTINGS_BOUNDS = {
   max_reminders: { min: 1, max: 1_000_000 },
   injection_budget_tokens: { min: 0, max: 200_000 },
 } as const

@@ -63,7 +63,7 @@ export interface TurnInput {
   now?: string
 }
 
-export interface TurnPartReport {
+interface TurnPartReport {
   kind: string
   priority: number
   token_estimate: number

@@ -18,7 +18,7 @@ export const STEP_COST_MAX = 1_000_000
  * step fields, the config fields and the verdict's additions (docs/detection.md).
  */
 
-export const LoopKind = Type.Enum([...LOOP_KINDS], {
+const LoopKind = Type.Enum([...LOOP_KINDS], {
   type: 'string',
   description:
     'repeat: the same step and result (the same words in the description, the tool call and the output\'s first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +

@@ -8,7 +8,7 @@ import type { LlmVerifyFn } from '../engine/llm-verify.js'
 import type { SessionRow } from './repository.js'
 import type { SessionStore } from './store.js'
 
-export function usesOpinion(meta: Pick<SessionRow, 'config'>): boolean {
+function usesOpinion(meta: Pick<SessionRow, 'config'>): boolean {
   return (JSON.parse(meta.config) as { second_opinion?: object }).second_opinion !== undefined
 }
 

@@ -41,7 +41,7 @@ const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanc
 })
 const Frequency = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000 }), Type.Literal('adaptive')])
 
-export const SessionConfig = Type.Object(
+const SessionConfig = Type.Object(
   {
     similarity: SimilarityMode,
     drift_threshold: Type.Number(),
@@ -90,7 +90,7 @@ export const SessionConfigInput = Type.Object(
 )
 
 /** The caller's own id for a session (a coding agent's session id), unique per agent. */
-export const ExternalId = Type.String({
+const ExternalId = Type.String({
   minLength: 1,
   maxLength: 200,
   description: "The caller's own id for the session, unique per agent (a coding agent's hook sessions carry its session id).",
@@ -138,7 +138,7 @@ export const UpdateSessionBody = Type.Object(
   { status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('archived')])), metadata: Type.Optional(MetadataInput) },
   { additionalProperties: false, minProperties: 1, examples: [{ metadata: { ticket: 'API-142', owner: 'search-team' } }] },
 )
-export const SessionDigest = Type.Object(
+const SessionDigest = Type.Object(
   {
     session: Session,
     step_count: Type.Integer({ minimum: 0 }),
@@ -169,7 +169,7 @@ export const SetPlanBody = Body({ steps: PlanSteps }, { examples: [{ steps: [...
 const Severity = Type.Enum(['none', 'low', 'moderate', 'high', 'critical'], { type: 'string' })
 const Action = Type.Enum(['continue', 'adjust', 'replan', 'abort'], { type: 'string' })
 
-export const StepVerification = Type.Object(
+const StepVerification = Type.Object(
   {
     aligned: Type.Boolean(),
     alignment_score: Type.Number(),
@@ -225,7 +225,7 @@ export const StepResult = Type.Object(
   { step_number: Type.Integer(), verification: StepVerification, drift: DriftCheck, state: GoalState },
   { title: 'StepResult' },
 )
-export const StepLogEntry = Type.Object(
+const StepLogEntry = Type.Object(
   {
     step_number: Type.Integer(),
     description: Type.String(),

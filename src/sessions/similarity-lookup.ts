@@ -16,7 +16,7 @@ export interface LookedUp {
 
 export const NO_PROVIDER = 'no embeddings provider configured (GOALKEEPER_EMBEDDINGS_URL)'
 
-export function usesEmbeddings(meta: Pick<SessionRow, 'config'>): boolean {
+function usesEmbeddings(meta: Pick<SessionRow, 'config'>): boolean {
   return (JSON.parse(meta.config) as { similarity?: string }).similarity === 'embeddings'
 }
 
@@ -29,12 +29,6 @@ export async function lookUp(embeddings: GoalEmbeddings | undefined, meta: Pick<
 /** The cosine to hand the engine: only if it was computed against the session's current goal. */
 export function similarityFor(session: GoalSession, looked: LookedUp | undefined): number | undefined {
   return looked?.outcome.kind === 'similarity' && looked.goal === session.goal ? looked.outcome.similarity : undefined
-}
-
-/** A journaled op carrying that cosine, when there is one (a replay then scores alike without the provider). */
-export function withSimilarity<T extends object>(op: T, session: GoalSession, looked: LookedUp | undefined): T & { similarity?: number } {
-  const similarity = similarityFor(session, looked)
-  return similarity === undefined ? op : { ...op, similarity }
 }
 
 /** Says why an `embeddings` check used `enhanced` (the engine marks such a check `similarity_mode: enhanced`). */

@@ -39,7 +39,7 @@ import { KeyedLock } from './write-lock.js'
  * never misses (a miss reloads and replays the session, ~3× a step's cost). A session holds ~20 KB
  * of heap after 100 steps, ~35 KB at most with its bounded histories.
  */
-export const SESSION_CACHE_MAX = 2000
+const SESSION_CACHE_MAX = 2000
 
 /**
  * The heap the cache may hold besides its count, as a share of V8's heap limit: sessions differ

@@ -6,8 +6,8 @@ import type { GoalSession } from '../engine/goal-session.js'
 import type { SkippedPart, TurnMessage, TurnPart, TurnPartsProvider } from '../reminders/turns.js'
 
 /** Priorities of the turn merge (lower goes first), as in reminder-render.ts TURN_PRIORITY. */
-export const GOAL_REMINDER_PRIORITY = 1
-export const RECITATION_PRIORITY = 3
+const GOAL_REMINDER_PRIORITY = 1
+const RECITATION_PRIORITY = 3
 
 export type TurnPartsInput = Parameters<TurnPartsProvider['turnParts']>[0]
 export interface SessionTurnParts {

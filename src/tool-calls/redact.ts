@@ -10,7 +10,7 @@
  * in milliseconds.
  */
 
-export const REDACTED = '[REDACTED]'
+const REDACTED = '[REDACTED]'
 
 /** Names whose values are secrets whatever they look like. */
 const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*(?:secret|passw(?:or)?d|pwd|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)[A-Za-z0-9_.-]*`

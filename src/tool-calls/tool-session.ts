@@ -18,10 +18,10 @@ import type { SessionsService } from '../sessions/service.js'
  * session's defaults): the loop kinds for steps that are tool calls (detection-config.ts) and
  * reminders that are not repeated while unchanged.
  */
-export const TOOL_SESSION_CONFIG: Readonly<SessionConfigInput> = { loop_kinds: [...HOOK_LOOP_KINDS], skip_unchanged: true }
+const TOOL_SESSION_CONFIG: Readonly<SessionConfigInput> = { loop_kinds: [...HOOK_LOOP_KINDS], skip_unchanged: true }
 
 /** The config of a new session of tool calls: TOOL_SESSION_CONFIG, then the agent's defaults, then `overrides`. */
-export function toolSessionConfig(defaults: SessionConfigInput, overrides: SessionConfigInput = {}): SessionConfigInput {
+function toolSessionConfig(defaults: SessionConfigInput, overrides: SessionConfigInput = {}): SessionConfigInput {
   const budget = { ...defaults.budget, ...overrides.budget }
   return { ...TOOL_SESSION_CONFIG, ...defaults, ...overrides, ...(Object.keys(budget).length === 0 ? {} : { budget }) }
 }

@@ -11,7 +11,7 @@ import type { StepInput } from '../sessions/model.js'
 import { redact, redactJson } from './redact.js'
 
 /** Characters of a tool's output kept (the loop detectors and alignment read the start). */
-export const OUTPUT_MAX = 2000
+const OUTPUT_MAX = 2000
 /** Characters of one string argument kept; a longer one keeps a digest of the rest, so calls stay distinct. */
 const ARG_MAX = 1000
 const ARGS_DEPTH = 6
@@ -37,7 +37,7 @@ export function toolOf(name: string, input: unknown): StepTool {
 }
 
 /** "Bash: npm test", "Edit src/app.ts", or the tool's name and its first string argument. */
-export function describeCall(tool: StepTool): string {
+function describeCall(tool: StepTool): string {
   const key = SUBJECT_ARGS.find((k) => typeof tool.args[k] === 'string') ?? Object.keys(tool.args).find((k) => typeof tool.args[k] === 'string')
   const subject = key === undefined ? '' : (tool.args[key] as string).replace(/\s+/g, ' ').trim()
   const sep = key === 'command' || key === 'cmd' ? ': ' : ' '
@@ -48,7 +48,7 @@ export function describeCall(tool: StepTool): string {
  * The text of a tool's response: a string as it is; a shell result's stdout and stderr; a file
  * read's content; anything else as JSON.
  */
-export function responseText(response: unknown): string {
+function responseText(response: unknown): string {
   if (response === undefined || response === null) return ''
   if (typeof response === 'string') return response
   if (typeof response === 'object' && !Array.isArray(response)) {

@@ -5,13 +5,13 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { AppError } from '../errors.js'
 
 /** Where the dashboard is served. */
-export const UI_PREFIX = '/ui'
+const UI_PREFIX = '/ui'
 
 /**
  * Where `npm run build` puts the browser bundle (ui/build.mjs). The same path from src/ui (tsx)
  * and from dist/ui (the build), both two levels under the project root.
  */
-export const DEFAULT_UI_ROOT = fileURLToPath(new URL('../../dist/webui/', import.meta.url))
+const DEFAULT_UI_ROOT = fileURLToPath(new URL('../../dist/webui/', import.meta.url))
 
 /**
  * Everything the page loads comes from this origin: scripts and styles only as files (no inline

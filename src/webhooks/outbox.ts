@@ -23,7 +23,7 @@ export interface EnqueueResult {
 }
 
 /** True when a subscription with this `event_types` JSON wants `type` (empty list = everything). */
-export function subscribes(eventTypesJson: string, type: string): boolean {
+function subscribes(eventTypesJson: string, type: string): boolean {
   const list = JSON.parse(eventTypesJson) as string[]
   return list.length === 0 || list.includes(type)
 }

@@ -13,7 +13,7 @@ function secretKey(secret: string): Buffer {
 }
 
 /** One `v1,<base64 HMAC-SHA256("{id}.{timestamp}.{body}")>` entry. */
-export function signV1(secret: string, msgId: string, timestampSec: number, body: string): string {
+function signV1(secret: string, msgId: string, timestampSec: number, body: string): string {
   const mac = createHmac('sha256', secretKey(secret)).update(`${msgId}.${timestampSec}.${body}`).digest('base64')
   return `v1,${mac}`
 }

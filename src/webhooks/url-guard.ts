@@ -65,7 +65,7 @@ export async function assertWebhookUrl(raw: string, allowPrivate: boolean): Prom
 }
 
 /** Raised at delivery time when the address actually connected to is not public. */
-export class ForbiddenAddressError extends Error {
+class ForbiddenAddressError extends Error {
   readonly code = 'EFORBIDDENADDRESS'
 }
 

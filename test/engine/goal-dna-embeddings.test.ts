@@ -3,7 +3,6 @@ import { embeddingCosine, EmbeddingError, parseEmbeddings } from '../../src/engi
 import { GoalDNA } from '../../src/engine/goal-dna.js'
 import { GoalSession } from '../../src/engine/goal-session.js'
 import { resolveSessionConfig } from '../../src/engine/session-config.js'
-import { journalOrder } from '../../src/sessions/legacy-journal.js'
 
 const GOAL = 'Build a REST API for user management with authentication'
 
@@ -76,16 +75,5 @@ describe('embedding vectors', () => {
     expect(embeddingCosine(v(1, 0), v(-1, 0))).toBe(0)
     expect(() => embeddingCosine(v(1, 0), v(1, 0, 0))).toThrow(/dimension mismatch \(goal 2, action 3\)/)
     expect(() => embeddingCosine(v(0, 0), v(1, 0))).toThrow(/zero/)
-  })
-
-  it('a step row that recorded an embeddings cosine replays with it', () => {
-    const entries = journalOrder([], [
-      { version: 2, at: 1, description: 'a', output: '', similarity: 0.42 },
-      { version: 3, at: 2, description: 'b', output: '', similarity: null },
-    ])
-    expect(entries.map((e) => e.op)).toEqual([
-      { kind: 'step', description: 'a', output: '', similarity: 0.42 },
-      { kind: 'step', description: 'b', output: '' },
-    ])
   })
 })

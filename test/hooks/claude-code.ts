@@ -10,7 +10,7 @@ import { cliOrSkip, runCli, Sandbox, type CliResult, type NpmCli } from './cli.j
  * optional dependency) over bin/claude.exe; install scripts stay off, so the binary is taken from
  * the platform package itself.
  */
-export const CLAUDE_CODE: NpmCli = {
+const CLAUDE_CODE: NpmCli = {
   name: 'Claude Code',
   pkg: '@anthropic-ai/claude-code',
   version: '2.1.332',

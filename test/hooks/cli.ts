@@ -25,9 +25,9 @@ export interface NpmCli {
 
 const run = promisify(execFile)
 
-export const cacheDir = (cli: NpmCli) => join(CACHE_ROOT, cli.dir, cli.version)
+const cacheDir = (cli: NpmCli) => join(CACHE_ROOT, cli.dir, cli.version)
 
-export const howToEnable = (cli: NpmCli) =>
+const howToEnable = (cli: NpmCli) =>
   `${cli.name} tests skipped: to run them, let \`npm install ${cli.pkg}@${cli.version}\` reach the npm registry (it installs into ${cacheDir(cli)}; GOALKEEPER_TEST_CACHE moves it), or set ${cli.override} to a ${cli.name} executable of that version`
 
 const installing = new Map<string, Promise<string>>()
@@ -37,7 +37,7 @@ const installing = new Map<string, Promise<string>>()
  * each installs into its own folder and renames it into place, and a loser of that race uses the
  * winner's.
  */
-export function installCli(cli: NpmCli): Promise<string> {
+function installCli(cli: NpmCli): Promise<string> {
   let pending = installing.get(cli.pkg)
   if (pending === undefined) installing.set(cli.pkg, (pending = install(cli)))
   return pending

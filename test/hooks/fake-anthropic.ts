@@ -17,16 +17,16 @@ export interface MessagesRequest {
   messages: { role: string; content: string | ContentBlock[] }[]
   [key: string]: unknown
 }
-export type ContentBlock = { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean; [key: string]: unknown }
+type ContentBlock = { type: string; text?: string; content?: unknown; tool_use_id?: string; is_error?: boolean; [key: string]: unknown }
 
 /**
  * `main`: a turn of the agent's loop (the script answers it); `subagent`: a turn of a subagent the
  * Agent tool started (the script answers it too); `compact`: the summary a compaction asks for;
  * `side`: anything else the binary asks without offering tools.
  */
-export type RequestKind = 'main' | 'subagent' | 'compact' | 'side'
+type RequestKind = 'main' | 'subagent' | 'compact' | 'side'
 
-export interface Recorded {
+interface Recorded {
   path: string
   headers: IncomingMessage['headers']
   body: MessagesRequest
@@ -34,7 +34,7 @@ export interface Recorded {
 }
 
 /** Decides the next turn of the agent's loop and of its subagents. */
-export type Script = AnyScript<MessagesRequest, 'main' | 'subagent'>
+type Script = AnyScript<MessagesRequest, 'main' | 'subagent'>
 
 export interface FakeAnthropic {
   url: string

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 /** Dimension of the stand-in's vectors. */
-export const DIM = 256
+const DIM = 256
 
 /** A deterministic embedding: each lowercased word adds 1 at its FNV-1a hash mod DIM (hashed bag of words). */
 export function standInVector(text: string, dim = DIM): number[] {

@@ -33,13 +33,13 @@ export function fuzzParameters<Ts>(n: number, examples: NoInfer<Ts>[] = []): fc.
 }
 
 /** Number spellings that coercion turns into odd values, plus out-of-range integers. */
-export const NUMBER_SPELLINGS = [
+const NUMBER_SPELLINGS = [
   '1e400', '-1e400', 'Infinity', '-Infinity', 'NaN', '1e-400', '0x10', '0b11', '9007199254740993', ' 5', '', 'true',
   '-1', '0', '-0', '1.5', '99999999999999999999999', '-99999999999999999999999', '2147483648', '-9223372036854775809',
 ]
 
 /** Query values: short strings, the number spellings above, doubles, integers and long strings. */
-export const queryValue = fc.oneof(
+const queryValue = fc.oneof(
   fc.string({ maxLength: 12 }),
   { arbitrary: fc.constantFrom(...NUMBER_SPELLINGS), weight: 4 },
   fc.double().map(String),
@@ -107,7 +107,7 @@ export const isoLike = fc.oneof(
  * A path id: a number picks one of `known` at run time (the caller's own ids, another agent's),
  * a string is sent as is (malformed, unknown, badly encoded, over-long). See `fillId`.
  */
-export function pathId(prefix: string): fc.Arbitrary<number | string> {
+function pathId(prefix: string): fc.Arbitrary<number | string> {
   return fc.oneof(
     { arbitrary: fc.nat(), weight: 10 },
     fc.string({ maxLength: 20 }).map(encodeURIComponent),
@@ -120,7 +120,7 @@ export function pathId(prefix: string): fc.Arbitrary<number | string> {
 }
 
 /** The path id `pathId` drew: a number picks from `known`. */
-export const fillId = (id: number | string, known: readonly string[]): string => (typeof id === 'number' ? known[id % known.length]! : id)
+const fillId = (id: number | string, known: readonly string[]): string => (typeof id === 'number' ? known[id % known.length]! : id)
 
 type Scalar = string | number | boolean
 export type Leaf = { path: (string | number)[]; value: Scalar }
@@ -162,7 +162,7 @@ export async function dumpDb(t: TestApp): Promise<Record<string, unknown[]>> {
   return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await rows(n)] as const)))
 }
 
-export interface FuzzRequest {
+interface FuzzRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   url: string
   headers: Record<string, string>
@@ -175,7 +175,7 @@ export interface FuzzRequest {
  * Sends `req` and checks the contract for bad input: never a 5xx, every error problem+json, and
  * a rejected request leaves every table as it was. Returns the status.
  */
-export async function expectSafe(t: TestApp, req: FuzzRequest): Promise<number> {
+async function expectSafe(t: TestApp, req: FuzzRequest): Promise<number> {
   const before = await dumpDb(t)
   const res = await t.app.inject({
     method: req.method,
@@ -231,7 +231,7 @@ export interface FuzzOptions {
 }
 
 /** A request a fuzz run found failing, kept as a fixed case: path ids are the first known ones, no Idempotency-Key. */
-export interface FuzzExample {
+interface FuzzExample {
   method: FuzzRequest['method']
   path: string
   query?: string

@@ -8,7 +8,7 @@ const kv = (key: string, value: Value) => ({
 })
 const attributes = (a: Record<string, Value>) => Object.entries(a).map(([k, v]) => kv(k, v))
 
-export const TRACE = '5b8efff798038103d269b633813fc60c'
+const TRACE = '5b8efff798038103d269b633813fc60c'
 let spanSeq = 0x1000
 /** Nanoseconds since the epoch, as OTLP/JSON's decimal string, `ms` past a fixed instant. */
 const nanos = (ms: number) => String(BigInt(1_764_237_600_000 + ms) * 1_000_000n)

@@ -1,9 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { openDb } from '../../src/db/client.js'
-import { runMigrations } from '../../src/db/migrate.js'
 import { ftsQuery } from '../../src/reminders/search.js'
-import { migrationsBefore } from '../db/migrations-before.js'
 import { backend, sqliteOf } from '../helpers.js'
 import { reminderFixture } from './fixtures.js'
 
@@ -60,25 +57,5 @@ describe.skipIf(backend === 'postgres')('reminder_context_fts (context candidate
       }),
       { numRuns: 60 },
     )
-  })
-
-  it('the migration indexes the context reminders that existed before it', async () => {
-    const before = migrationsBefore('0010')
-    try {
-      const h = openDb(':memory:')
-      runMigrations(h, before.folder)
-      h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
-      const insert = h.sqlite.prepare(`INSERT INTO reminders (id, doc_id, agent_id, title, trigger_type, trigger_pattern, context_tags, created_at, updated_at)
-        VALUES (?, ?, 'agt_a', 't', ?, ?, ?, 0, 0)`)
-      insert.run('rem_1', 1, 'context', 'release train', '["billing api"]')
-      insert.run('rem_2', 2, 'scheduled', null, '["release"]')
-      runMigrations(h)
-      const match = (q: string) => h.sqlite.prepare('SELECT rowid FROM reminder_context_fts WHERE reminder_context_fts MATCH ?').pluck().all(q)
-      expect(match('release')).toEqual([1])
-      expect(match('billing')).toEqual([1])
-      h.close()
-    } finally {
-      before.dispose()
-    }
   })
 })

@@ -1,17 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { openDb } from '../../src/db/client.js'
-import { runMigrations } from '../../src/db/migrate.js'
-import { bm25Score, decodeAverages, ReminderSearch, searchWeights, SEARCH_WEIGHTS } from '../../src/reminders/search.js'
-import { ReminderRepository } from '../../src/reminders/repository.js'
-import { RemindersService } from '../../src/reminders/service.js'
-import { DEFAULT_SETTINGS, SettingsService } from '../../src/reminders/settings.js'
-import { migrationsBefore } from '../db/migrations-before.js'
-import { backend } from '../helpers.js'
+import { bm25Score, decodeAverages, searchWeights, SEARCH_WEIGHTS } from '../../src/reminders/search.js'
+import { backend, sqliteOf } from '../helpers.js'
 import { reminderFixture } from './fixtures.js'
 
 const ctx = (pattern: string) => ({ type: 'context' as const, pattern })
-const clock = () => Date.parse('2026-11-22T09:00:00Z')
 
 /** SQLite varint, as FTS5 writes it (big-endian 7-bit groups; a ninth byte carries 8 bits). */
 function varint(v: bigint): number[] {
@@ -26,7 +19,7 @@ function varint(v: bigint): number[] {
   return out
 }
 
-// SQLite's FTS5 index: its BM25 weights, averages record and migrations (PostgreSQL ranks with ts_rank).
+// SQLite's FTS5 index: its BM25 weights, averages record and triggers (PostgreSQL ranks with ts_rank).
 describe.skipIf(backend === 'postgres')('reminder_search_fts scoring', () => {
   it('decodes averages records like FTS5 writes them', async () => {
     fc.assert(
@@ -70,43 +63,23 @@ describe.skipIf(backend === 'postgres')('reminder_search_fts scoring', () => {
     await f.reminders.create('agt_a', { title: 'alpha', trigger: ctx('x') })
     for (const q of ['\uE000', '\uE000 \uE000', '""', '{pad}: \uE000', 'pad']) expect((await f.search.search('agt_a', q)).items).toEqual([])
   })
-})
 
-describe.skipIf(backend === 'postgres')('0011 search index migration', () => {
-  it('indexes the reminders that existed before it, drops reminders_fts and keeps edits in step', async () => {
-    const before = migrationsBefore('0011')
-    try {
-      const h = openDb(':memory:')
-      runMigrations(h, before.folder)
-      h.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
-      // Settings as they were then: their table has no columns added since (e.g. session_defaults).
-      const settings = { get: () => Promise.resolve({ ...DEFAULT_SETTINGS }) } as unknown as SettingsService
-      const svc = new RemindersService(new ReminderRepository(h.db), settings, clock)
-      const old = await svc.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
-      await svc.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
-      // Group commit: the batch commits after the turn; migrations open their own transaction.
-      await h.db.committed()
-      runMigrations(h)
-
-      const names = h.sqlite.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'reminders_fts%'").pluck().all()
-      expect(names).toEqual([])
-      const search = new ReminderSearch(new ReminderRepository(h.db))
-      const ids = async (q: string) => (await search.search('agt_a', q)).items.map((i) => i.reminder.id)
-      for (const q of ['lighthouse', 'lamp', 'coastal', 'storms']) expect(await ids(q)).toEqual([old.id])
-      expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()
-
-      // The triggers replay the exact old values, so edits and deletes leave a consistent index.
-      await svc.patch('agt_a', old.id, { title: 'Harbour master', context_tags: [] })
-      expect(await ids('lighthouse')).toEqual([])
-      expect(await ids('coastal')).toEqual([])
-      expect(await ids('harbour')).toEqual([old.id])
-      await svc.delete('agt_a', old.id)
-      expect(await ids('harbour')).toEqual([])
-      expect(await ids('bread')).toHaveLength(1)
-      expect(h.sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()).toBeDefined()
-      await h.close()
-    } finally {
-      before.dispose()
-    }
+  it('the triggers replay the exact old values, so edits and deletes leave a consistent index', async () => {
+    const f = await reminderFixture()
+    const sqlite = sqliteOf(f.handle)
+    const integrity = () => sqlite.prepare("INSERT INTO reminder_search_fts(reminder_search_fts) VALUES ('integrity-check')").run()
+    const old = await f.reminders.create('agt_a', { title: 'Lighthouse keeper', body: 'oil the lamp', context_tags: ['coastal'], trigger: ctx('storm warning') })
+    await f.reminders.create('agt_a', { title: 'Errand', body: 'buy bread', trigger: ctx('shop') })
+    const ids = async (q: string) => (await f.search.search('agt_a', q)).items.map((i) => i.reminder.id)
+    for (const q of ['lighthouse', 'lamp', 'coastal', 'storms']) expect(await ids(q)).toEqual([old.id])
+    await f.reminders.patch('agt_a', old.id, { title: 'Harbour master', context_tags: [] })
+    expect(await ids('lighthouse')).toEqual([])
+    expect(await ids('coastal')).toEqual([])
+    expect(await ids('harbour')).toEqual([old.id])
+    expect(integrity()).toBeDefined()
+    await f.reminders.delete('agt_a', old.id)
+    expect(await ids('harbour')).toEqual([])
+    expect(await ids('bread')).toHaveLength(1)
+    expect(integrity()).toBeDefined()
   })
 })

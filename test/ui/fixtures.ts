@@ -10,7 +10,7 @@ import { buildApp, type App } from '../../src/http/app.js'
 
 /** The Chromium the browser tests drive (Debian's package); GOALKEEPER_CHROMIUM overrides. */
 export const CHROMIUM = process.env.GOALKEEPER_CHROMIUM ?? '/usr/bin/chromium'
-export const HAVE_CHROMIUM = existsSync(CHROMIUM)
+const HAVE_CHROMIUM = existsSync(CHROMIUM)
 /** Under CI the browser tests never skip: a missing browser fails them. */
 export const SKIP_BROWSER = !HAVE_CHROMIUM && process.env.CI !== 'true'
 export const HOW_TO_ENABLE = `browser tests skipped: no Chromium at ${CHROMIUM} (install it with \`apt-get install chromium\`, or set GOALKEEPER_CHROMIUM to a Chromium binary)`

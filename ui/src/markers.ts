@@ -9,7 +9,7 @@
  * - drift: sustained drift begins (drifting after a step that was not);
  * - replan / abort: the recommended action.
  */
-export type MarkerKind = 'loop' | 'stall' | 'drift' | 'replan' | 'abort'
+type MarkerKind = 'loop' | 'stall' | 'drift' | 'replan' | 'abort'
 
 export interface Marker {
   kind: MarkerKind
@@ -24,7 +24,7 @@ export interface MarkerStep {
 }
 
 /** PROGRESS_STALL_TURNS of src/engine/step-alignment.ts. */
-export const STALL_TURNS = 5
+const STALL_TURNS = 5
 const LOOP_NOTE = 'loop: the same step state seen'
 const REPEAT_NOTE = 'repeated step: no progress'
 

@@ -10,7 +10,7 @@ import { StepsTable } from './steps-table.js'
 import type { NextTurn, Session, Step } from './types.js'
 
 /** How often an active session is read again (new steps only: the step log is paged by step number). */
-export const POLL_MS = 3000
+const POLL_MS = 3000
 
 interface View {
   session: Session

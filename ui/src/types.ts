@@ -4,9 +4,8 @@
  */
 import type { ResponseBody } from '../../client/src/types.js'
 
-export type { GoalState, Page, RecommendedAction as Action, Reminder, Session, Webhook } from '../../client/src/types.js'
+export type { Page, Reminder, Session, Webhook } from '../../client/src/types.js'
 
-export type Severity = ResponseBody<'recordStep'>['drift']['severity']
 export type SessionDigest = ResponseBody<'listSessionDigests'>['items'][number]
 export type Step = ResponseBody<'listSteps'>['items'][number]
 export type NextTurn = ResponseBody<'getNextTurn'>

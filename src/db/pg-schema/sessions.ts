@@ -73,10 +73,7 @@ export const driftEvents = pgTable(
   (t) => [index('drift_events_session_idx').on(t.sessionId, t.seq)],
 )
 
-/**
- * The engine state as of `version`; the steps after it are replayed from `steps` (SQLite's legacy
- * `session_ops` journal has no twin here: a PostgreSQL database never held one).
- */
+/** The engine state as of `version`; the steps after it are replayed from `steps`. */
 export const sessionSnapshots = pgTable('session_snapshots', {
   sessionId: text('session_id')
     .primaryKey()

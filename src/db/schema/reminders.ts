@@ -58,7 +58,7 @@ export const reminders = sqliteTable(
     index('reminders_agent_status_idx').on(t.agentId, t.status, t.id),
     index('reminders_agent_priority_idx').on(t.agentId, t.priority, t.id),
     index('reminders_agent_trigger_idx').on(t.agentId, t.triggerType, t.id),
-    // Deleting a session unlinks its reminders (trigger in migration 0014): a lookup, not a scan.
+    // Deleting a session unlinks its reminders (a trigger in migrations/0000_init.sql): a lookup, not a scan.
     index('reminders_session_idx').on(t.sessionId).where(sql`${t.sessionId} IS NOT NULL`),
     check('reminders_trigger_type_check', sql`${t.triggerType} IN ('scheduled', 'recurring', 'context')`),
     check('reminders_status_check', sql`${t.status} IN ('pending', 'triggered', 'completed', 'dismissed', 'snoozed')`),

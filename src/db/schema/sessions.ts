@@ -4,8 +4,8 @@ import { agents } from './agents.js'
 /**
  * Goal sessions. Times are epoch ms. `version` is the optimistic-concurrency counter every write
  * checks (`UPDATE … WHERE version = ?`). The engine state lives in `session_snapshots` plus the
- * `session_ops` journal (session-journal.ts), so this row stays small and every write cheap;
- * `state` (GoalState JSON) is kept here so lists and reads never touch the engine state.
+ * steps after it, so this row stays small and every write cheap; `state` (GoalState JSON) is
+ * kept here so lists and reads never touch the engine state.
  */
 export const sessions = sqliteTable(
   'sessions',
@@ -58,10 +58,9 @@ export const steps = sqliteTable(
     createdAt: integer('created_at').notNull(),
     /**
      * The session version this step produced. The row is also the step's journal entry: a session
-     * replays the steps numbered past its snapshot's step count (no session_ops row for a step).
-     * Null on rows written before this column, whose ops are in session_ops.
+     * replays the steps numbered past its snapshot's step count.
      */
-    version: integer('version'),
+    version: integer('version').notNull(),
     /** The step's optional fields, replayed with it: `{ name, args }` JSON, the error flag (0/1), its spend. Null when not sent. */
     tool: text('tool'),
     error: integer('error'),
@@ -88,3 +87,15 @@ export const driftEvents = sqliteTable(
   },
   (t) => [index('drift_events_session_idx').on(t.sessionId, t.seq)],
 )
+
+/**
+ * The engine state of a session (GoalSession JSON) as of `version`, 1:1 with `sessions`. A step
+ * writes none until a few dozen have piled up (the steps after it are replayed from `steps`).
+ */
+export const sessionSnapshots = sqliteTable('session_snapshots', {
+  sessionId: text('session_id')
+    .primaryKey()
+    .references(() => sessions.id, { onDelete: 'cascade' }),
+  version: integer('version').notNull(),
+  snapshot: text('snapshot').notNull(),
+})

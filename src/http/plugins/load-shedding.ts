@@ -6,9 +6,9 @@ import fp from 'fastify-plugin'
 import { unavailable } from '../../errors.js'
 
 /** Past this share of V8's heap limit (`--max-old-space-size`), new requests are turned away. */
-export const SHED_AT_HEAP_SHARE = 0.85
+const SHED_AT_HEAP_SHARE = 0.85
 /** Request bodies of at least this many bytes wait for room in the large-body budget. */
-export const LARGE_BODY_BYTES = 64 * 1024
+const LARGE_BODY_BYTES = 64 * 1024
 /**
  * The default large-body budget as a share of V8's heap limit: 1/48 of a 192 MB heap lets 4
  * bodies of 1 MB be in flight at once. A 1 MB session create peaks at several times its size in

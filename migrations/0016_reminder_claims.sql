@@ -1,1 +1,0 @@
-ALTER TABLE `reminders` ADD `claimed_until` integer;
