@@ -5,8 +5,8 @@
  */
 import { GoalReminderInjector, InjectionBudgetManager, RecitationManager } from '../src/engine/index.js'
 import { loadavg } from 'node:os'
-import { countTokens } from '../src/engine/text.js'
-import type { RecitationState, TodoItem } from '../src/engine/recitation.js'
+import { countTokens } from '../src/engine/similarity/text.js'
+import type { RecitationState, TodoItem } from '../src/engine/context/recitation.js'
 
 function medianMicros(fn: (i: number) => void, runs = 21, perRun = 5000): number {
   for (let i = 0; i < perRun; i++) fn(i) // warm-up

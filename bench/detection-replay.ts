@@ -6,7 +6,7 @@
 import { loadConfig } from '../src/config.js'
 import { openDb } from '../src/db/client.js'
 import { runMigrations } from '../src/db/migrate.js'
-import { cachedTokenCount } from '../src/engine/token-fit.js'
+import { cachedTokenCount } from '../src/engine/context/token-fit.js'
 import { buildApp } from '../src/http/app.js'
 import type { Ending, Run, RunStep } from './detection-data.js'
 

@@ -3,9 +3,9 @@
  * Figures, not tests; the machine is shared, so compare runs on the same machine only.
  * Other engine rows (buildReminder, buildRecitation, ...) go in the list below.
  */
-import { GoalDNA } from '../src/engine/goal-dna.js'
-import { GoalTracker } from '../src/engine/goal-tracker.js'
-import { fingerprint, jaccard, lexicalSimilarity, STOP_WORDS, tokenSet, trigramSet, type Fingerprint } from '../src/engine/text.js'
+import { GoalDNA } from '../src/engine/drift/goal-dna.js'
+import { GoalTracker } from '../src/engine/session/goal-tracker.js'
+import { fingerprint, jaccard, lexicalSimilarity, STOP_WORDS, tokenSet, trigramSet, type Fingerprint } from '../src/engine/similarity/text.js'
 import { bench, report } from './harness.js'
 
 // 60-char goal, 200-char actions: the shapes the targets are stated for.

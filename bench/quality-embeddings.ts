@@ -5,7 +5,7 @@
  * (goal vector cached). Only run against a provider you mean to send the bench data to.
  */
 import type { EmbeddingsConfig } from '../src/config.js'
-import { embeddingCosine } from '../src/engine/embedding-vectors.js'
+import { embeddingCosine } from '../src/engine/similarity/embedding-vectors.js'
 import { createEmbed } from '../src/providers/embeddings.js'
 
 const BATCH = 64

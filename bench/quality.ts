@@ -11,7 +11,7 @@
  *
  * `enhanced`, measured here and not kept (τ-bench AUC, all; parameters picked on one half by a
  * hash of the step id and checked on the other and on a split by task; what was kept is in the
- * header of src/engine/enhanced-similarity.ts): averaged word vectors (hurt on same-domain
+ * header of src/engine/similarity/enhanced-similarity.ts): averaged word vectors (hurt on same-domain
  * negatives), a city→airport table (+0.004), BM25 saturation of the action, the best clause of
  * the action, WordNet-derived synonyms at reduced weight (+0.002), extra weight for codes or
  * capitals (hurt), the best goal sentence blended into the whole-goal score (+0.002, none on one
@@ -55,8 +55,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { loadConfig } from '../src/config.js'
-import { createScorer, type SimilarityMode, textSimilarity } from '../src/engine/goal-scorer.js'
-import { DEFAULT_DRIFT_THRESHOLDS } from '../src/engine/goal-dna.js'
+import { createScorer, type SimilarityMode, textSimilarity } from '../src/engine/similarity/goal-scorer.js'
+import { DEFAULT_DRIFT_THRESHOLDS } from '../src/engine/drift/goal-dna.js'
 import { microsPerCall, pairCosines } from './quality-embeddings.js'
 import { rocAuc, spearman, pearson } from './rank-stats.js'
 

@@ -1,12 +1,12 @@
 /**
  * What an agent's sessions spent per day, against the daily budget of its settings
- * (agent-budget.ts). A step adds its spend with one upsert that returns the day's new totals, in
+ * (engine/detection/agent-spend.ts). A step adds its spend with one upsert that returns the day's new totals, in
  * the step's own transaction: concurrent steps, on other replicas too, each see the total their
  * own step made, so each warning threshold and the budget itself is crossed by exactly one step,
  * and a step that rolls back takes its spend with it.
  */
 import type { SqlDatabase } from '../db/database.js'
-import { dailyBudgetOf, dayIn, type DailyBudget, type DayTotals } from '../engine/agent-budget.js'
+import { dailyBudgetOf, dayIn, type DailyBudget, type DayTotals } from '../engine/detection/agent-spend.js'
 
 const BUDGET = 'SELECT timezone, daily_budget FROM agent_settings WHERE agent_id = ?'
 const ADD = `INSERT INTO agent_daily_spend (agent_id, day, tokens, cost_usd, updated_at) VALUES (?, ?, ?, ?, ?)

@@ -6,11 +6,11 @@
  * that scored low and nothing else (a single off-goal-looking call is no finding, and a model told
  * so after every such call learns to ignore the hook).
  */
-import type { StepResult } from '../engine/goal-session.js'
-import { DRIFT_WARNING, PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
-import { truncateChars } from '../engine/text.js'
-import { unknownToolAdvice } from '../engine/unknown-tools.js'
-import { pct } from '../engine/budget.js'
+import type { StepResult } from '../engine/session/goal-session.js'
+import { DRIFT_WARNING, PROGRESS_STALL_TURNS } from '../engine/drift/step-alignment.js'
+import { truncateChars } from '../engine/similarity/text.js'
+import { unknownToolAdvice } from '../engine/detection/unknown-tools.js'
+import { pct } from '../engine/detection/spend-budget.js'
 
 const TODO: Record<'adjust' | 'replan' | 'abort', string> = {
   adjust: 'Make sure your next step serves the goal.',

@@ -3,8 +3,8 @@
  * string a hook URL may override them (and the agent's `session_defaults`) with.
  */
 import { Type, type Static } from 'typebox'
-import { FORMER_IMMEDIATE } from '../engine/escalation.js'
-import type { SessionConfigInput } from '../engine/session-config.js'
+import { FORMER_IMMEDIATE } from '../engine/detection/escalation.js'
+import type { SessionConfigInput } from '../engine/session/session-config.js'
 
 export const HookSettings = Type.Object(
   {

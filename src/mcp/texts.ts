@@ -1,6 +1,6 @@
 import type { Static } from 'typebox'
-import { PROGRESS_STALL_TURNS } from '../engine/step-alignment.js'
-import { unknownToolAdvice } from '../engine/unknown-tools.js'
+import { PROGRESS_STALL_TURNS } from '../engine/drift/step-alignment.js'
+import { unknownToolAdvice } from '../engine/detection/unknown-tools.js'
 import type { Reminder, SearchResults, SnoozedReminder } from '../reminders/schemas.js'
 import type { StepResult } from '../sessions/schemas.js'
 

@@ -4,8 +4,8 @@
  * same way however often, and by whichever signal, it is delivered.
  */
 import { createHash } from 'node:crypto'
-import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
-import { truncateChars } from '../engine/text.js'
+import { GOAL_TEXT_MAX } from '../engine/session/agent-turn.js'
+import { truncateChars } from '../engine/similarity/text.js'
 import type { StepInput } from '../sessions/model.js'
 import { redact } from '../tool-calls/redact.js'
 import type { ToolOutput } from '../tool-calls/tool-step.js'

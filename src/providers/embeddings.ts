@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache'
 import type { Dispatcher } from 'undici'
 import type { EmbeddingsConfig } from '../config.js'
 import { wallClock, type Clock } from '../engine/clock.js'
-import { embeddingCosine, parseEmbeddings } from '../engine/embedding-vectors.js'
+import { embeddingCosine, parseEmbeddings } from '../engine/similarity/embedding-vectors.js'
 import { CircuitBreaker, DEFAULT_BREAKER, type BreakerOptions } from './circuit-breaker.js'
 import { providerPost, ProviderStatusError } from './provider-http.js'
 

@@ -6,7 +6,7 @@
  */
 import type { Dispatcher } from 'undici'
 import type { LlmConfig } from '../config.js'
-import type { LlmVerifyFn } from '../engine/llm-verify.js'
+import type { LlmVerifyFn } from '../engine/session/llm-verify.js'
 import { providerPost } from './provider-http.js'
 
 const MAX_ANSWER_BYTES = 64 * 1024

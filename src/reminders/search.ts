@@ -8,7 +8,7 @@
  * such as `"`, `NEAR(`, `*` or `-` cannot raise a query error; text with no words matches nothing.
  */
 import type { SqlDatabase } from '../db/database.js'
-import { STOP_WORDS } from '../engine/text.js'
+import { STOP_WORDS } from '../engine/similarity/text.js'
 import { fieldPath, unprocessable } from '../errors.js'
 import { rowColumns, type ReminderRepository } from './repository.js'
 import { toReminder, wordTokens, type Reminder, type ReminderRow } from './model.js'

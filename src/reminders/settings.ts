@@ -11,11 +11,11 @@ import { validateTimezone } from './occurrences.js'
 import { isHhMm } from './quiet-hours.js'
 import { ReminderRepository } from './repository.js'
 import { computeNextFire } from './schedule.js'
-import { resolveSessionConfig, SessionConfigError, type SessionConfigInput } from '../engine/session-config.js'
+import { resolveSessionConfig, SessionConfigError, type SessionConfigInput } from '../engine/session/session-config.js'
 import { badRequest } from '../errors.js'
 import { DEFAULT_HOOK_SETTINGS, type HookSettings } from '../hooks/settings.js'
-import { budgetProblem } from '../engine/budget.js'
-import { dailyBudgetOf, type DailyBudget } from '../engine/agent-budget.js'
+import { budgetProblem } from '../engine/detection/spend-budget.js'
+import { dailyBudgetOf, type DailyBudget } from '../engine/detection/agent-spend.js'
 
 export interface AgentSettings {
   timezone: string
@@ -25,7 +25,7 @@ export interface AgentSettings {
   /** The config of sessions goalkeeper opens itself (coding-agent hooks). */
   session_defaults: SessionConfigInput
   hooks: HookSettings
-  /** The agent's budget per day across all its sessions (agent-budget.ts), or null. */
+  /** The agent's budget per day across all its sessions (engine/detection/agent-spend.ts), or null. */
   daily_budget: DailyBudget | null
 }
 

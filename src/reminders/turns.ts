@@ -7,8 +7,8 @@
  * the same transaction that selected them, without a webhook: the agent has them in the response.
  */
 import type { Clock } from '../engine/clock.js'
-import { InjectionBudgetManager, type AcceptedInjection } from '../engine/injection-budget.js'
-import { cachedTokenCount, countTokensByLines } from '../engine/token-fit.js'
+import { InjectionBudgetManager, type AcceptedInjection } from '../engine/context/injection-budget.js'
+import { cachedTokenCount, countTokensByLines } from '../engine/context/token-fit.js'
 import { fieldPath, notFound } from '../errors.js'
 import { isQuietHours } from './quiet-hours.js'
 import { requestInstant, type Reminder, type ReminderRow } from './model.js'

@@ -1,14 +1,14 @@
 /**
  * A step and the agent's daily budget: its spend charged to the agent's day in the step's own
- * transaction (agents/daily-spend.ts) and what that means to its verdict (engine/agent-budget.ts),
+ * transaction (agents/daily-spend.ts) and what that means to its verdict (engine/detection/agent-spend.ts),
  * with the agent's budget events; and whether the day's budget is spent (a hook's PreToolUse
  * denies, a stop is not held back).
  */
 import type { SqlDatabase } from '../db/database.js'
 import { DailySpend, type AgentDay } from '../agents/daily-spend.js'
-import { applyAgentBudget, checkAgentBudget } from '../engine/agent-budget.js'
+import { applyAgentBudget, checkAgentBudget } from '../engine/detection/agent-spend.js'
 import type { Clock } from '../engine/clock.js'
-import type { StepResult } from '../engine/goal-session.js'
+import type { StepResult } from '../engine/session/goal-session.js'
 import type { EventType } from '../webhooks/outbox.js'
 import type { Outcome } from './outcome.js'
 

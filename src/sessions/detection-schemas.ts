@@ -1,13 +1,13 @@
 import { Type } from 'typebox'
 import { JsonObjectInput, type JsonLimits } from '../schemas.js'
-import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/loops.js'
-import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/unchanged.js'
-import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection-config.js'
-import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/unknown-tools.js'
-import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/busy-stall.js'
-import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/budget.js'
-import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/second-opinion.js'
-import { ESCALATION_MODES, FORMER_IMMEDIATE } from '../engine/escalation.js'
+import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/detection/loops.js'
+import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/context/unchanged.js'
+import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection/detection-config.js'
+import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/detection/unknown-tools.js'
+import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/detection/busy-stall.js'
+import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/detection/spend-budget.js'
+import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/detection/second-opinion.js'
+import { ESCALATION_MODES, FORMER_IMMEDIATE } from '../engine/detection/escalation.js'
 
 /** The most one step may report spending (the step columns hold it on both databases). */
 export const STEP_TOKENS_MAX = 1_000_000_000

@@ -3,8 +3,8 @@
  * outside any transaction (like the LLM verification), with the goal and the last steps, this one
  * included. The step that carries the answer takes a snapshot: a replay of the journal asks nothing.
  */
-import { askOpinion, OPINION_STEPS, type OpinionOutcome } from '../engine/second-opinion.js'
-import type { LlmVerifyFn } from '../engine/llm-verify.js'
+import { askOpinion, OPINION_STEPS, type OpinionOutcome } from '../engine/detection/second-opinion.js'
+import type { LlmVerifyFn } from '../engine/session/llm-verify.js'
 import type { SessionRow } from './repository.js'
 import type { SessionStore } from './store.js'
 

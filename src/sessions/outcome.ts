@@ -2,8 +2,8 @@
  * What a session write hands back (its result and the rows to write with the engine state), and
  * the rows it becomes.
  */
-import type { DriftEvent } from '../engine/goal-dna.js'
-import type { GoalSession, SessionEvent, StepResult } from '../engine/goal-session.js'
+import type { DriftEvent } from '../engine/drift/goal-dna.js'
+import type { GoalSession, SessionEvent, StepResult } from '../engine/session/goal-session.js'
 import { conflict, transientConflict } from '../errors.js'
 import type { EventType } from '../webhooks/outbox.js'
 import { signalColumns, type StepInput } from './model.js'

@@ -1,4 +1,4 @@
-import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
+import { GOAL_TEXT_MAX } from '../engine/session/agent-turn.js'
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestamp, type JsonLimits } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'

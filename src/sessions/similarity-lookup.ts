@@ -3,8 +3,8 @@
  * before the write (outside any transaction, like the LLM), passed to the engine in the journaled
  * op, and a check that fell back to `enhanced` says why in `similarity_fallback`.
  */
-import type { DriftCheck } from '../engine/goal-dna.js'
-import type { GoalSession } from '../engine/goal-session.js'
+import type { DriftCheck } from '../engine/drift/goal-dna.js'
+import type { GoalSession } from '../engine/session/goal-session.js'
 import type { EmbeddingSimilarity, GoalEmbeddings } from '../providers/embeddings.js'
 import type { SessionRow } from './repository.js'
 

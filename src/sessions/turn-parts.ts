@@ -2,7 +2,7 @@
  * A session's contribution to `POST /v1/turns` (TurnPartsProvider of turns.ts): the goal
  * reminder, and the recitation block when it is due at this iteration.
  */
-import type { GoalSession } from '../engine/goal-session.js'
+import type { GoalSession } from '../engine/session/goal-session.js'
 import type { SkippedPart, TurnMessage, TurnPart, TurnPartsProvider } from '../reminders/turns.js'
 
 /** Priorities of the turn merge (lower goes first), as in reminder-render.ts TURN_PRIORITY. */

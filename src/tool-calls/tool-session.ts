@@ -4,10 +4,10 @@
  * config sessions of tool calls get, then the agent's `session_defaults`, then the caller's own
  * overrides (a hook URL's query string).
  */
-import { HOOK_LOOP_KINDS } from '../engine/detection-config.js'
-import { GOAL_TEXT_MAX } from '../engine/agent-turn.js'
-import type { SessionConfigInput } from '../engine/session-config.js'
-import { truncateChars } from '../engine/text.js'
+import { HOOK_LOOP_KINDS } from '../engine/detection/detection-config.js'
+import { GOAL_TEXT_MAX } from '../engine/session/agent-turn.js'
+import type { SessionConfigInput } from '../engine/session/session-config.js'
+import { truncateChars } from '../engine/similarity/text.js'
 import { AppError } from '../errors.js'
 import type { SettingsService } from '../reminders/settings.js'
 import type { Session } from '../sessions/model.js'

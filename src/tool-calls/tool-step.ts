@@ -5,8 +5,8 @@
  * text, all redacted (redact.ts), or only a digest of the output when the agent's settings keep none.
  */
 import { createHash } from 'node:crypto'
-import type { StepTool } from '../engine/loops.js'
-import { countTokens, truncateChars } from '../engine/text.js'
+import type { StepTool } from '../engine/detection/loops.js'
+import { countTokens, truncateChars } from '../engine/similarity/text.js'
 import type { StepInput } from '../sessions/model.js'
 import { redact, redactJson } from './redact.js'
 

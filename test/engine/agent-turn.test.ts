@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { AgentTurn, GOAL_TEXT_MAX } from '../../src/engine/agent-turn.js'
-import { GoalSession } from '../../src/engine/goal-session.js'
-import { TodoList } from '../../src/engine/todo-tools.js'
+import { AgentTurn, GOAL_TEXT_MAX } from '../../src/engine/session/agent-turn.js'
+import { GoalSession } from '../../src/engine/session/goal-session.js'
+import { TodoList } from '../../src/engine/session/todo-tools.js'
 
 const clock = () => Date.parse('2026-11-27T10:00:00Z')
 

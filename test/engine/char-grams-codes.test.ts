@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { GramTable, gramSlots, gramWeight } from '../../src/engine/char-grams.js'
-import { codeShapes, mismatchedCodes } from '../../src/engine/code-shapes.js'
-import { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, goalBag, similarityToText, UNLISTED_MATCH_BONUS, wordWeight } from '../../src/engine/enhanced-similarity.js'
-import { dateMentions, normalizeText } from '../../src/engine/text-normalize.js'
+import { GramTable, gramSlots, gramWeight } from '../../src/engine/similarity/char-grams.js'
+import { codeShapes, mismatchedCodes } from '../../src/engine/drift/code-shapes.js'
+import { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, goalBag, similarityToText, UNLISTED_MATCH_BONUS, wordWeight } from '../../src/engine/similarity/enhanced-similarity.js'
+import { dateMentions, normalizeText } from '../../src/engine/similarity/text-normalize.js'
 
 describe('character n-grams', () => {
   it('hashes the 3–5-grams of <word> to distinct slots, the same every time', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { embeddingCosine, EmbeddingError, parseEmbeddings } from '../../src/engine/embedding-vectors.js'
-import { GoalDNA } from '../../src/engine/goal-dna.js'
-import { GoalSession } from '../../src/engine/goal-session.js'
-import { resolveSessionConfig } from '../../src/engine/session-config.js'
+import { embeddingCosine, EmbeddingError, parseEmbeddings } from '../../src/engine/similarity/embedding-vectors.js'
+import { GoalDNA } from '../../src/engine/drift/goal-dna.js'
+import { GoalSession } from '../../src/engine/session/goal-session.js'
+import { resolveSessionConfig } from '../../src/engine/session/session-config.js'
 
 const GOAL = 'Build a REST API for user management with authentication'
 

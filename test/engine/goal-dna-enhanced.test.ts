@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_DRIFT_THRESHOLDS, GoalDNA, severityOf, SEVERITY_BANDS } from '../../src/engine/goal-dna.js'
-import { NEUTRAL_SIMILARITY } from '../../src/engine/enhanced-similarity.js'
+import { DEFAULT_DRIFT_THRESHOLDS, GoalDNA, severityOf, SEVERITY_BANDS } from '../../src/engine/drift/goal-dna.js'
+import { NEUTRAL_SIMILARITY } from '../../src/engine/similarity/enhanced-similarity.js'
 
 const GOAL = 'Migrate the billing database from MySQL to PostgreSQL without downtime'
 const PLAN = ['Export the schema with pgloader', 'Replay writes through the CDC stream', 'Switch the read replicas']

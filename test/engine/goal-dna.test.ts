@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { GoalDNA, leastSquaresSlope, severityOf, type GoalDNAJSON } from '../../src/engine/goal-dna.js'
-import { createScorer } from '../../src/engine/goal-scorer.js'
+import { GoalDNA, leastSquaresSlope, severityOf, type GoalDNAJSON } from '../../src/engine/drift/goal-dna.js'
+import { createScorer } from '../../src/engine/similarity/goal-scorer.js'
 
 const GOAL = 'Build a REST API for user management'
 const T0 = Date.parse('2026-11-22T09:00:00.000Z')

@@ -5,8 +5,8 @@ import {
   GoalReminderInjector,
   REMINDER_HISTORY_LIMIT,
   type GoalProgress,
-} from '../../src/engine/goal-reminder.js'
-import { countTokens } from '../../src/engine/text.js'
+} from '../../src/engine/context/goal-reminder.js'
+import { countTokens } from '../../src/engine/similarity/text.js'
 
 const fixed = () => Date.UTC(2026, 0, 2, 3, 4, 5)
 const GOAL = 'Build a REST API for user management'

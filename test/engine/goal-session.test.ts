@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { GoalSession } from '../../src/engine/goal-session.js'
+import { GoalSession } from '../../src/engine/session/goal-session.js'
 
 const clock = () => Date.UTC(2026, 10, 22, 9)
 const GOAL = 'Build a REST API for user management with authentication'

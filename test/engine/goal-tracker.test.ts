@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { GoalTracker, HISTORY_MAX, type GoalTrackerJSON } from '../../src/engine/goal-tracker.js'
-import { parseLlmScore } from '../../src/engine/llm-verify.js'
-import { keywordAlignment, recommendAction, stateHash, stemSet, updateDrift } from '../../src/engine/step-alignment.js'
+import { GoalTracker, HISTORY_MAX, type GoalTrackerJSON } from '../../src/engine/session/goal-tracker.js'
+import { parseLlmScore } from '../../src/engine/session/llm-verify.js'
+import { keywordAlignment, recommendAction, stateHash, stemSet, updateDrift } from '../../src/engine/drift/step-alignment.js'
 
 const GOAL = 'Build a REST API for user management'
 const PLAN = ['Design schema', 'Implement endpoints', 'Write tests']

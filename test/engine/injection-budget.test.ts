@@ -4,8 +4,8 @@ import {
   BUDGET_TRUNCATION_MARKER,
   InjectionBudgetManager,
   UNKNOWN_INJECTION_PRIORITY,
-} from '../../src/engine/injection-budget.js'
-import { countTokens } from '../../src/engine/text.js'
+} from '../../src/engine/context/injection-budget.js'
+import { countTokens } from '../../src/engine/similarity/text.js'
 
 // One token per word with o200k (checked in the first test).
 const W = ['apple', 'river', 'stone', 'house', 'green', 'light', 'music', 'paper', 'water', 'table']

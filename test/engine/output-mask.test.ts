@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { maskVolatile, MASKED_CHARS } from '../../src/engine/output-mask.js'
+import { maskVolatile, MASKED_CHARS } from '../../src/engine/detection/output-mask.js'
 
 describe('maskVolatile', () => {
   it('masks what varies between two runs of the same thing', () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { PlanTerms } from '../../src/engine/plan-terms.js'
+import { PlanTerms } from '../../src/engine/session/plan-terms.js'
 
 it("computes a plan step's terms when it is asked for, once while kept, keeping the last four", () => {
   const computed: string[] = []
@@ -23,7 +23,7 @@ it("computes a plan step's terms when it is asked for, once while kept, keeping 
 
 it('the largest session the schemas take (a 4,000-character goal, 500 plan steps of 2,000) holds under 4 MB of heap', () => {
   // In a process of its own, collected before and after: 20 MB when every plan step's terms were kept.
-  const session = fileURLToPath(new URL('../../src/engine/goal-session.ts', import.meta.url))
+  const session = fileURLToPath(new URL('../../src/engine/session/goal-session.ts', import.meta.url))
   const script = `
     import { GoalSession } from ${JSON.stringify(session)}
     let n = 1

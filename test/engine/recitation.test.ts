@@ -7,9 +7,9 @@ import {
   type ChatMessage,
   type RecitationEvent,
   type RecitationState,
-} from '../../src/engine/recitation.js'
-import { countTokens } from '../../src/engine/text.js'
-import { countTokensByLines } from '../../src/engine/token-fit.js'
+} from '../../src/engine/context/recitation.js'
+import { countTokens } from '../../src/engine/similarity/text.js'
+import { countTokensByLines } from '../../src/engine/context/token-fit.js'
 
 const fixed = () => Date.UTC(2026, 0, 2, 3, 4, 5)
 const all = ['goal', 'plan', 'todo', 'memory', 'custom'] as const

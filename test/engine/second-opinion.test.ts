@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { GoalSession } from '../../src/engine/index.js'
-import { askOpinion, parseOpinion, type Opinion, type OpinionOutcome } from '../../src/engine/second-opinion.js'
+import { askOpinion, parseOpinion, type Opinion, type OpinionOutcome } from '../../src/engine/detection/second-opinion.js'
 
 const GOAL = 'Fix the off-by-one error in lastPage so the last page of GET /items is not empty'
 const clock = () => Date.UTC(2026, 10, 27, 9)

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { bagCosine, cosineToText, EVIDENCE_SCALE, goalBag, liftLowEvidence, NEUTRAL_SIMILARITY, weightedBag, wordWeight } from '../../src/engine/enhanced-similarity.js'
-import { normalizeText } from '../../src/engine/text-normalize.js'
-import { createScorer, SIMILARITY_MODES, textSimilarity } from '../../src/engine/goal-scorer.js'
+import { bagCosine, cosineToText, EVIDENCE_SCALE, goalBag, liftLowEvidence, NEUTRAL_SIMILARITY, weightedBag, wordWeight } from '../../src/engine/similarity/enhanced-similarity.js'
+import { normalizeText } from '../../src/engine/similarity/text-normalize.js'
+import { createScorer, SIMILARITY_MODES, textSimilarity } from '../../src/engine/similarity/goal-scorer.js'
 
 const GOAL = 'Cancel reservation PEP4E0 for the flight from Seattle to Boston and request a refund'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { GoalSession, type StepSignals } from '../../src/engine/index.js'
-import { StepReader } from '../../src/engine/step-evidence.js'
-import { readCall } from '../../src/engine/code-entities.js'
+import { StepReader } from '../../src/engine/drift/step-evidence.js'
+import { readCall } from '../../src/engine/drift/code-entities.js'
 
 const clock = () => Date.UTC(2026, 10, 22, 9)
 const ISSUE = [

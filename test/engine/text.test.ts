@@ -11,7 +11,7 @@ import {
   trigramSet,
   trigramText,
   type Fingerprint,
-} from '../../src/engine/text.js'
+} from '../../src/engine/similarity/text.js'
 
 /** The specification, written plainly with sets and a regex: the fast path must equal it. */
 function referenceTokens(text: string): Set<string> {

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { GoalSession } from '../../src/engine/goal-session.js'
+import { GoalSession } from '../../src/engine/session/goal-session.js'
 import { adviceFor } from '../../src/hooks/advice.js'
 
 const clock = () => Date.parse('2026-11-27T10:00:00Z')

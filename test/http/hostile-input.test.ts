@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { codePointEnd, cutText } from '../../src/engine/text.js'
+import { codePointEnd, cutText } from '../../src/engine/similarity/text.js'
 import { MAX_BODY_DEPTH, nestsDeeper } from '../../src/json-body.js'
 import { TOOL_ARGS_LIMITS } from '../../src/sessions/detection-schemas.js'
 import { METADATA_LIMITS } from '../../src/sessions/schemas.js'

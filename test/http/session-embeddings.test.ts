@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GoalDNA } from '../../src/engine/goal-dna.js'
+import { GoalDNA } from '../../src/engine/drift/goal-dna.js'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { cosine, standInVector, startStandIn, type SeenRequest } from './embeddings-stand-in.js'
 import { createSession, GOAL, postStep } from './sessions-fixtures.js'

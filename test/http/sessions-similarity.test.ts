@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GoalDNA } from '../../src/engine/goal-dna.js'
+import { GoalDNA } from '../../src/engine/drift/goal-dna.js'
 import { buildTestApp } from '../helpers.js'
 import { createSession, GOAL, PLAN } from './sessions-fixtures.js'
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { countTokens } from '../../src/engine/text.js'
+import { countTokens } from '../../src/engine/similarity/text.js'
 import { AppError } from '../../src/errors.js'
 import { REMINDERS_HEADER } from '../../src/reminders/render.js'
 import { TurnsService, type TurnPartsProvider } from '../../src/reminders/turns.js'

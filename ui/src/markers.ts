@@ -1,6 +1,6 @@
 /**
  * Where the session chart puts its markers, from the step log alone (a step's row carries its
- * verification and drift check, not the state after it). Mirrors the engine (src/engine/goal-tracker.ts,
+ * verification and drift check, not the state after it). Mirrors the engine (src/engine/session/goal-tracker.ts,
  * session-events.ts); test/ui/markers.test.ts checks it against real step results.
  * - loop: the step completed a loop (`verification.loop`, any kind) where the step before was not in
  *   one of that kind; steps logged before loop kinds existed carry the tracker's note instead;
@@ -23,7 +23,7 @@ export interface MarkerStep {
   drift: { drifting: boolean }
 }
 
-/** PROGRESS_STALL_TURNS of src/engine/step-alignment.ts. */
+/** PROGRESS_STALL_TURNS of src/engine/drift/step-alignment.ts. */
 const STALL_TURNS = 5
 const LOOP_NOTE = 'loop: the same step state seen'
 const REPEAT_NOTE = 'repeated step: no progress'

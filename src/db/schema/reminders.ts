@@ -82,7 +82,7 @@ export const agentSettings = sqliteTable('agent_settings', {
   sessionDefaults: text('session_defaults').notNull().default('{}'),
   /** HookSettings JSON (src/hooks/settings.ts). */
   hooks: text('hooks').notNull().default('{}'),
-  /** DailyBudget JSON (src/engine/agent-budget.ts); '{}': none. */
+  /** DailyBudget JSON (src/engine/detection/agent-spend.ts); '{}': none. */
   dailyBudget: text('daily_budget').notNull().default('{}'),
   updatedAt: integer('updated_at').notNull(),
 })

@@ -1,0 +1,422 @@
+/**
+ * GoalSession: one goal session as a single aggregate — GoalTracker (verdicts), GoalDNA (drift),
+ * GoalReminderInjector (reminders), RecitationManager (status blocks) and the recitation context —
+ * so the HTTP service loads one object, calls one method and persists one snapshot. Its episode
+ * events, recitation state, reminder input and summary are built in session-events.ts,
+ * session-recitation.ts, session-reminder.ts and session-summary.ts; loop kinds, escalation, budget
+ * and skip_unchanged in session-detection.ts.
+ */
+import { wallClock, type Clock } from '../clock.js'
+import { GoalDNA, type DriftCheck, type DriftTrend } from '../drift/goal-dna.js'
+import { GoalReminderInjector, type GoalReminder } from '../context/goal-reminder.js'
+import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
+import type { LlmVerifyFn } from './llm-verify.js'
+import { RecitationManager, type ChatMessage, type RecitationState } from '../context/recitation.js'
+import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
+import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
+import { mergeContext, planTasks, recitationPreview, recitationStateOf } from '../context/session-recitation.js'
+import { sessionSummary } from './session-summary.js'
+import { reminderInputOf } from '../context/session-reminder.js'
+import type { StepSignals, StepTool } from '../detection/loops.js'
+import { AgentTurn, type StopCheck } from './agent-turn.js'
+import { TodoList } from './todo-tools.js'
+import { SessionDetection } from '../detection/session-detection.js'
+import { NEW_SESSION_DETECTION } from '../detection/detection-config.js'
+import type { OpinionOutcome } from '../detection/second-opinion.js'
+import { StepReader, type Evidence } from '../drift/step-evidence.js'
+import type { UnchangedSkip } from '../context/unchanged.js'
+import type {
+  GoalSessionJSON,
+  GoalSessionOptions,
+  RecitationContext,
+  RecitationInjection,
+  RecitationPreview,
+  ReminderOverrides,
+  SessionEvent,
+  SessionSummary,
+  StepResult,
+  WithEvents,
+} from './session-types.js'
+
+export type * from './session-types.js'
+
+export class GoalSession {
+  readonly config: SessionConfig
+  private readonly clock: Clock
+  private readonly llmTimeoutMs: number | undefined
+  private goalText: string
+  private stepCount = 0
+  private context: RecitationContext = {}
+  private tracker: GoalTracker
+  private dna: GoalDNA
+  private injector: GoalReminderInjector
+  private recitationManager: RecitationManager
+  private detection: SessionDetection
+  private turn: AgentTurn
+  private todos: TodoList
+  /** Reads steps for evidence (`config.alignment: "evidence"`); null with `keywords` alignment. */
+  private reader: StepReader | null
+
+  /**
+   * A new session: the fields of NEW_SESSION_DETECTION it leaves out are filled in and stored.
+   * `stored`: a session created earlier, its config taken as it is and its parts restored from it
+   * (fromJSON), each built once.
+   */
+  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}, stored?: GoalSessionJSON) {
+    this.config = resolveSessionConfig(stored ? init.config : { ...NEW_SESSION_DETECTION, ...init.config })
+    this.clock = options.clock ?? wallClock
+    this.llmTimeoutMs = options.llm_timeout_ms
+    this.goalText = init.goal
+    const c = this.config
+    const clock = this.clock
+    if (stored) {
+      this.stepCount = stored.step_count
+      this.context = structuredClone(stored.context)
+      this.tracker = GoalTracker.fromJSON(stored.tracker, this.trackerOptions())
+      this.dna = GoalDNA.fromJSON(stored.dna, { clock, keep_events: false })
+      this.injector = GoalReminderInjector.fromJSON(stored.reminder, clock, { history_text: false })
+      this.recitationManager = RecitationManager.fromJSON(stored.recitation, { clock })
+      this.turn = AgentTurn.fromJSON(stored.turn)
+      this.todos = TodoList.fromJSON(stored.todos)
+      this.detection = SessionDetection.fromJSON(c, stored.detection)
+      this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, stored.tracker.plan, stored.reader) : null
+      return
+    }
+    this.tracker = this.newTracker(init.goal)
+    this.tracker.setPlan(init.plan ?? [])
+    this.dna = this.newDna(init.goal)
+    this.injector = new GoalReminderInjector({
+      full_cutoff: c.full_cutoff,
+      compact_cutoff: c.compact_cutoff,
+      max_pitfalls: c.max_pitfalls,
+      max_tried: c.max_tried,
+      drift_warning_threshold: c.drift_warning_threshold,
+      clock,
+      history_text: false,
+    })
+    this.injector.setGoal(init.goal)
+    // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
+    this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock })
+    this.detection = new SessionDetection(c)
+    this.turn = new AgentTurn()
+    this.todos = new TodoList()
+    this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, init.plan ?? [], undefined) : null
+  }
+
+  /** The step log lives in the steps table, so the tracker keeps no verification history. */
+  private trackerOptions() {
+    return { clock: this.clock, keep_history: false, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) }
+  }
+
+  private newTracker(goal: string): GoalTracker {
+    return new GoalTracker(goal, this.trackerOptions())
+  }
+
+  private newDna(goal: string): GoalDNA {
+    const c = this.config
+    return new GoalDNA(goal, {
+      similarity: c.similarity,
+      drift_threshold: c.drift_threshold, consecutive_limit: c.consecutive_limit, history_size: c.history_size,
+      clock: this.clock,
+      keep_events: false,
+    })
+  }
+
+  get goal(): string {
+    return this.goalText
+  }
+  get plan(): string[] {
+    return this.tracker.getPlan()
+  }
+  get stepsTaken(): number {
+    return this.stepCount
+  }
+
+  state(): GoalState {
+    return this.tracker.getState()
+  }
+
+  /**
+   * Verifies a step with the heuristic only, checks it for drift and reports episode events.
+   * `similarity`: the description's similarity to the goal computed outside (an `embeddings`
+   * cosine), used by the drift check instead of the goal's own scorer.
+   */
+  step(description: string, output = '', similarity?: number, signals: StepSignals = {}, opinion?: OpinionOutcome): StepResult & { events: SessionEvent[] } {
+    const before = this.before()
+    const loop = this.beforeStep(description, output, signals)
+    const drift = this.driftCheck(description, this.stepCount + 1, similarity)
+    const evidence = this.evidence(description, output, signals, drift.result)
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift, loop.progressed === true, opinion)
+  }
+
+  /**
+   * Whether the next step comes with a second opinion (config.second_opinion): the caller asks the
+   * LLM first (askOpinion) and passes its outcome to `step`. `opinion`, in `step`: that outcome.
+   */
+  get opinionDue(): boolean {
+    return this.detection.opinionDue(this.stepCount + 1)
+  }
+
+  /** Like `step`, asking `llmVerify` when the heuristic is unsure; a failing LLM falls back to it. */
+  async stepAsync(
+    description: string,
+    output: string,
+    llmVerify: LlmVerifyFn,
+    similarity?: number,
+    signals: StepSignals = {},
+    opinion?: OpinionOutcome,
+  ): Promise<StepResult & { events: SessionEvent[] }> {
+    const before = this.before()
+    const loop = this.beforeStep(description, output, signals)
+    const drift = this.driftCheck(description, this.stepCount + 1, similarity)
+    const evidence = this.evidence(description, output, signals, drift.result)
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift, loop.progressed === true, opinion)
+  }
+
+  /** The step read for evidence against the goal, with the drift check's reading of its text. */
+  private evidence(description: string, output: string, signals: StepSignals, drift: DriftCheck): { evidence?: Evidence } {
+    if (this.reader === null) return {}
+    const text = { mode: drift.similarity_mode ?? this.config.similarity, severity: drift.severity }
+    return { evidence: this.reader.read(description, output, signals, this.tracker.focus, text) }
+  }
+
+  /** The step's loop options; a call writing the agent's todo list makes that list the plan (todo-tools.ts). */
+  private beforeStep(description: string, output: string, signals: StepSignals) {
+    const loop = this.detection.beforeStep(this.stepCount + 1, description, output, signals)
+    const todos = signals.tool === undefined ? null : this.todos.apply(signals.tool)
+    if (todos === null) return loop
+    this.context = mergeContext(this.context, { plan_tasks: todos.map((t) => ({ description: t.content, status: t.status })) })
+    const items = todos.map((t) => t.content)
+    this.reader?.setPlan(items)
+    return { ...loop, progressed: this.tracker.followTodos(items, todos.filter((t) => t.status === 'completed').length) }
+  }
+
+  /** What `finishStep` compares against: two fields, without building (and timestamping) a GoalState. */
+  private before(): StepBefore {
+    return { loop_detected: this.tracker.isLooping, stall_turns: this.tracker.stallTurnCount }
+  }
+
+  /** `todoDone`: the step completed an item of the agent's todo list (progress the verdict's delta does not show). */
+  private finishStep(
+    description: string,
+    before: StepBefore,
+    tracked: StepVerification,
+    checked: WithEvents<DriftCheck>,
+    todoDone: boolean,
+    opinion?: OpinionOutcome,
+  ): StepResult & { events: SessionEvent[] } {
+    const step_number = ++this.stepCount
+    const { result: drift, events } = checked
+    const state = this.tracker.getState()
+    const { verification, exceeded, warnings, loop, busy } = this.detection.afterStep(tracked, state, this.tracker.lastRepeatCount, todoDone, opinion)
+    pushStepEvents(events, step_number, description, before, state, loop)
+    if (busy !== null) events.push({ type: 'stalled', data: { step_number, stall_turns: state.stall_turns, kind: 'busy', busy_steps: busy.count, since: busy.since } })
+    for (const w of warnings) events.push({ type: 'budget_warning', data: w })
+    if (exceeded !== null) events.push({ type: 'budget_exceeded', data: exceeded })
+    return { step_number, verification, drift, state, events }
+  }
+
+  /**
+   * Scores an action against the goal (or takes `similarity`, see `step`); `drift_detected` when
+   * sustained drift begins (once per episode).
+   */
+  driftCheck(action: string, step_number: number = this.stepCount, similarity?: number): WithEvents<DriftCheck> {
+    const wasDrifting = this.dna.isDrifting()
+    const result = this.dna.check(step_number, action, similarity)
+    return { result, events: driftEvents(wasDrifting, result, step_number, action) }
+  }
+
+  trend(window = 10): DriftTrend {
+    return this.dna.getTrend(window)
+  }
+
+  /** New goal: new fingerprint and tracker (plan kept, counter at 0); pitfalls, tried approaches and reminder history cleared. */
+  setGoal(goal: string): void {
+    const startedAt = this.tracker.toJSON().started_at
+    const plan = this.tracker.getPlan()
+    this.goalText = goal
+    const fresh = this.newTracker(goal)
+    fresh.setPlan(plan)
+    // The session's elapsed time runs from its creation, not from the last goal change.
+    this.tracker = GoalTracker.fromJSON({ ...fresh.toJSON(), started_at: startedAt }, this.trackerOptions())
+    this.dna = this.newDna(goal)
+    this.injector.setGoal(goal)
+    this.turn.resetGoal()
+    // The files the session changed stay: the repository is the same.
+    if (this.reader !== null) this.reader = StepReader.fromJSON(goal, plan, this.reader.toJSON())
+  }
+
+  /**
+   * A later prompt of the user: it joins the goal (agent-turn.ts), keeping progress, counters and
+   * pitfalls, so the user's redirection is scored as on-goal; and a new turn begins.
+   */
+  userPrompt(prompt: string): void {
+    this.turn.newTurn()
+    this.detection.newTurn()
+    const goal = this.turn.join(this.goalText, prompt)
+    if (goal === null) return
+    this.goalText = goal
+    this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
+    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
+    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+    if (this.reader !== null) this.reader = StepReader.fromJSON(goal, this.tracker.getPlan(), this.reader.toJSON())
+  }
+
+  /** The agent's context was compacted: the next answer that can carry context recites the session (`reciteAfterCompaction`). */
+  compacted(): void {
+    this.turn.compacted()
+  }
+
+  /** Whether a compaction is waiting for its recitation. */
+  get compactedSinceRecitation(): boolean {
+    return this.turn.recitePending
+  }
+
+  /** The recitation block, injected now whatever its schedule (after a compaction); null when there is nothing to recite. */
+  reciteNow(): string | null {
+    this.turn.recited()
+    return this.injectRecitation(this.stepCount + 1, [], { force: true }).recitation?.text ?? null
+  }
+
+  /** The agent reported the tools it has (a call to another is named at once); returns the list. */
+  reportTools(names: readonly string[]): string[] {
+    this.detection.reportTools(names)
+    return [...this.detection.tools!.names]
+  }
+
+  /** Why the agent should not make this call now, or null (SessionDetection.gate). */
+  gateTool(tool: StepTool): string | null {
+    return this.detection.gate(tool)
+  }
+
+  /**
+   * The agent wants to stop: carry on while plan items are open (at most `maxBlocks` times per
+   * user turn), never after an `abort` or once the agent's daily budget is spent.
+   */
+  stop(maxBlocks: number, agentBudgetSpent = false): WithEvents<StopCheck> {
+    const open = (this.context.plan_tasks ?? planTasks(this.tracker)).filter((t) => t.status !== 'completed').map((t) => t.description)
+    const result = this.turn.stop(open, this.detection.aborted || agentBudgetSpent, maxBlocks)
+    const data = { step_number: this.stepCount, outcome: result.outcome, open_items: result.open_items }
+    return { result, events: result.block === null ? [{ type: 'stopped', data }] : [] }
+  }
+
+  setPlan(steps: readonly string[]): void {
+    this.tracker.setPlan(steps)
+    this.reader?.setPlan(steps)
+  }
+
+  resetDrift(): GoalState {
+    this.dna.resetConsecutive()
+    return this.state()
+  }
+
+  resetLoop(): GoalState {
+    this.tracker.resetLoopDetection()
+    this.detection.resetLoop()
+    return this.state()
+  }
+
+  /** Why `skip_unchanged` holds back a block identical to the last one injected, or null. */
+  unchangedSkip(kind: 'goal_reminder' | 'recitation', text: string, turn: number): UnchangedSkip | null {
+    return this.detection.skip(kind, text, turn)
+  }
+
+  addPitfall(text: string): string[] {
+    this.injector.recordPitfall(text)
+    return this.injector.pitfalls
+  }
+
+  addTriedApproach(text: string): string[] {
+    this.injector.recordTriedApproach(text)
+    return this.injector.triedApproaches
+  }
+
+  /** Builds a goal reminder and records it as shown (as `recordReminder`); progress and drift default to the live state. */
+  reminder(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
+    const reminder = this.reminderPreview(turn, overrides)
+    if (reminder.text !== '') this.recordReminder(reminder)
+    return reminder
+  }
+
+  /** Records a reminder built by `reminderPreview` as shown. */
+  recordReminder(reminder: GoalReminder): void {
+    this.injector.recordReminder(reminder)
+    this.detection.recordInjected('goal_reminder', reminder.text, reminder.turn_number)
+  }
+
+  /** Read-only: the reminder `reminder` would build now, not recorded. */
+  reminderPreview(turn: number, overrides: ReminderOverrides = {}): GoalReminder {
+    return this.injector.composeReminder(reminderInputOf(this.tracker, this.dna.isDrifting(), turn, overrides))
+  }
+
+  /** Replaces the context fields given; the others are kept. */
+  setContext(context: RecitationContext): RecitationContext {
+    this.context = mergeContext(this.context, context)
+    return this.getContext()
+  }
+
+  getContext(): RecitationContext {
+    // Most sessions never set a context: skip structuredClone's fixed cost for an empty one.
+    for (const _ in this.context) return structuredClone(this.context)
+    return {}
+  }
+
+  private recitationState(iteration: number, context_tokens?: number): RecitationState {
+    return recitationStateOf(this.goalText, this.context, this.tracker, iteration, context_tokens)
+  }
+
+  /** Read-only: what an injection at `iteration` would do, without recording it. */
+  recitation(iteration: number, context_tokens?: number): RecitationPreview {
+    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, context_tokens))
+  }
+
+  /**
+   * Inserts the block before the last user message when due (or forced) and records the injection.
+   * With skip_unchanged, a due block identical to the last one injected is held back (`skipped`).
+   */
+  injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { context_tokens?: number; force?: boolean } = {}): RecitationInjection<M> {
+    if (this.detection.settings.skip_unchanged && opts.force !== true) {
+      const { skipped } = this.recitation(iteration, opts.context_tokens)
+      if (skipped !== undefined) return { messages, injected: false, recitation: null, skipped }
+    }
+    const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.context_tokens), { force: opts.force === true })
+    if (r.recitation !== null && r.injected) this.detection.recordInjected('recitation', r.recitation.content, iteration)
+    return {
+      messages: r.messages,
+      injected: r.injected,
+      recitation: r.recitation === null ? null : { text: r.recitation.text, token_estimate: r.recitation.token_estimate },
+    }
+  }
+
+  summary(): SessionSummary {
+    return sessionSummary(this.goalText, this.tracker.getSummary(), this.dna.getSummary(), this.injector.getStats())
+  }
+
+  /**
+   * The whole state, kept small because it is written on every step: the step log and drift
+   * events live in their own tables, so the tracker's verification history and the GoalDNA event
+   * list are left out, and reminder history keeps only its entries' metadata (its size is all a
+   * session reports). None of these feed any later result, so the session does not even keep
+   * them in memory (`keep_history`, `keep_events`, `history_text` off).
+   */
+  toJSON(): GoalSessionJSON {
+    return {
+      goal: this.goalText,
+      config: copySessionConfig(this.config),
+      step_count: this.stepCount,
+      context: this.getContext(),
+      tracker: this.tracker.toJSON(),
+      dna: this.dna.toJSON(),
+      reminder: this.injector.toJSON(),
+      recitation: this.recitationManager.toJSON(),
+      detection: this.detection.toJSON(),
+      turn: this.turn.toJSON(),
+      todos: this.todos.toJSON(),
+      ...(this.reader === null ? {} : { reader: this.reader.toJSON() }),
+    }
+  }
+
+  static fromJSON(json: GoalSessionJSON, options: GoalSessionOptions = {}): GoalSession {
+    return new GoalSession({ goal: json.goal, config: json.config }, options, json)
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The word table of the `enhanced` similarity: each word's general-corpus weight, stem, n-gram
+ * slots and whether the rank list lacks it, memoized per word.
+ *
+ * `resources/word-ranks.txt` lists the 100k most frequent words of the GloVe 6B vocabulary
+ * (Wikipedia + Gigaword); by Zipf's law a word's rarity grows with its frequency rank:
+ * weight = ln(1 + rank / 10)^0.3. Words missing from the list (identifiers, codes, rare names)
+ * get the largest weight. The list is read once per process, lazily, on the first lookup.
+ */
+import { readFileSync } from 'node:fs'
+import { stemmer } from 'stemmer'
+import { STOP_WORDS } from './text.js'
+import { buildGramWeights, gramSlots, rankWeight } from './char-grams.js'
+
+/** Flattens the rank weight: common domain words ("cancel") tell tasks apart more than a general corpus says. */
+const WEIGHT_POWER = 0.3
+
+let ranks: Map<string, number> | undefined
+let unknownWeight = 0
+let gramsBuilt = false
+
+/** The rank list alone (the verdict's word specificity reads it without the n-gram table). */
+function rankMap(): Map<string, number> {
+  if (ranks === undefined) {
+    const text = readFileSync(new URL('../../../resources/word-ranks.txt', import.meta.url), 'utf8')
+    ranks = new Map(text.split('\n').filter((w) => w.length > 0).map((w, i) => [w, i]))
+    // Unlisted words are rarer than anything listed; the GloVe vocabulary itself holds 400k.
+    unknownWeight = rankWeight(4 * ranks.size) ** WEIGHT_POWER
+  }
+  return ranks
+}
+
+function wordRanks(): Map<string, number> {
+  const r = rankMap()
+  if (!gramsBuilt) {
+    buildGramWeights([...r.keys()], 4 * r.size)
+    gramsBuilt = true
+  }
+  return r
+}
+
+/** A lowercase word's general-corpus frequency rank (0: the most frequent), undefined when unlisted. */
+export function wordRank(word: string): number | undefined {
+  return rankMap().get(word)
+}
+
+function weightOfRank(rank: number | undefined): number {
+  return rank === undefined ? unknownWeight : rankWeight(rank) ** WEIGHT_POWER
+}
+
+/** IDF-like weight of a lowercase word from its general-corpus frequency rank. */
+export function wordWeight(word: string): number {
+  return weightOfRank(wordRanks().get(word))
+}
+
+export interface WordInfo {
+  readonly stem: string
+  readonly weight: number
+  /** The word's distinct character n-gram slots. */
+  readonly grams: Int32Array
+  /** Missing from the rank list. */
+  readonly unlisted: boolean
+}
+
+// Stemming and the rank lookup dominate the per-check cost, and agent vocabularies repeat, so
+// each word's outcome (null: skipped) is memoized. The cache only changes speed, never a
+// result; it is cleared when it grows past its bound.
+const WORD_CACHE_MAX = 50_000
+const wordCache = new Map<string, WordInfo | null>()
+
+/** The word's stem, weight, n-grams and listing; null when it is skipped (stop word, single letter). */
+export function wordInfo(word: string): WordInfo | null {
+  let info = wordCache.get(word)
+  if (info === undefined) {
+    // Single letters carry nothing, single digits can (a day, a count).
+    if ((word.length < 2 && !(word >= '0' && word <= '9')) || STOP_WORDS.has(word)) {
+      info = null
+    } else {
+      const rank = wordRanks().get(word)
+      info = { stem: /\d/.test(word) ? word : stemmer(word), weight: weightOfRank(rank), grams: gramSlots(word), unlisted: rank === undefined }
+    }
+    if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
+    wordCache.set(word, info)
+  }
+  return info
+}
