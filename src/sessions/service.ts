@@ -34,9 +34,9 @@ import {
 } from './model.js'
 import { prepareOpinion } from './opinion-lookup.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
-import type { SessionFilter, SessionKey } from './repository.js'
-import { assertActive, LostRace, raceConflict, type Outcome } from './outcome.js'
-import { SessionStore, WRITE_ATTEMPTS } from './store.js'
+import type { SessionFilter } from './repository.js'
+import { assertActive, type Outcome } from './outcome.js'
+import { SessionStore } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
 
 export interface SessionsDeps {
@@ -226,24 +226,13 @@ export class SessionsService implements TurnPartsProvider {
     const looked = await lookUp(this.embeddings, meta, description)
     // A step with an opinion is not replayable as a journal entry (a replay asks no LLM): it takes a snapshot.
     const opinion = await prepareOpinion(this.store, this.llmOpinion, meta, description, output)
-    if (this.llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
+    const llmVerify = this.llmVerify
+    if (llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
       return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, similarityFor(s, looked), signals, opinion), looked, opinion !== undefined), uow))
     }
-    let key: SessionKey = meta
-    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
-      const copy = await this.store.load(key)
-      const raw = await copy.session.stepAsync(description, output, this.llmVerify, similarityFor(copy.session, looked), signals, opinion)
-      // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
-      const outcome = stepOn(copy.session, raw, looked, true)
-      try {
-        return this.counted(await this.store.persistCopy(uow, key, copy, outcome))
-      } catch (err) {
-        if (!(err instanceof LostRace)) throw err
-      }
-      key = await this.store.key(agentId, id)
-      assertActive(key)
-    }
-    throw raceConflict()
+    // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
+    const verified = (copy: GoalSession) => copy.stepAsync(description, output, llmVerify, similarityFor(copy, looked), signals, opinion)
+    return this.counted(await this.store.mutateCopy(uow, meta, async (copy) => stepOn(copy, await verified(copy), looked, true)))
   }
 
   /**

@@ -18,6 +18,17 @@
  * entry out of the cache (holding the session's write lock, so this process runs one write of a
  * session at a time) and puts the new version back only once it has committed. A read meanwhile
  * misses and loads the committed state itself.
+ *
+ * Every write is one of these, retried by one loop (`retrying`) on a lost version race:
+ *
+ *   call                 runs the engine on                        written (persist decides)
+ *   mutate, 1st attempt  the cached engine, if any, under the lock  a step: its journal row, one statement
+ *                                                                   when it has no events; else a snapshot
+ *   mutate, later        the version read with the key, in the tx   the same
+ *   mutateCopy           a private copy, outside tx and lock        a snapshot (its clock ran on meanwhile)
+ *
+ * Inside a caller's open transaction neither takes the lock nor the cache: the version check
+ * alone keeps the write right, and nothing is cached until that transaction commits.
  */
 import { getHeapStatistics } from 'node:v8'
 import { LRUCache } from 'lru-cache'
@@ -58,9 +69,6 @@ export function sessionHeapEstimate(snapshotChars: number): number {
 
 /** Attempts of a write that lost its version race (each on a fresh load) before it becomes a 409. */
 export const WRITE_ATTEMPTS = 3
-
-/** A write attempt that lost its version race. */
-const LOST = Symbol('lost')
 
 /** Steps journaled between two snapshots: bounds the replay of a cache miss. */
 export const SNAPSHOT_EVERY = 32
@@ -181,50 +189,65 @@ export class SessionStore {
 
   /**
    * Runs `fn` on the session and persists its outcome in `uow`; archived sessions are read-only
-   * (409). A session cached here is written without reading its key first: the update checks the
-   * cached version itself, so a stale entry (another process wrote, archived or deleted the
-   * session) just misses, and the write is tried again on a fresh read of the key (409 or 404
-   * there), WRITE_ATTEMPTS times in all before a lost race becomes a 409.
+   * (409). The first attempt takes the cached engine, if any, and writes it without reading the
+   * key: the update checks the cached version itself. Every other attempt reads (on PostgreSQL
+   * locks) the key in the transaction and computes on that version.
    */
   mutate<T>(uow: UnitOfWork, agentId: string, id: string, fn: (session: GoalSession) => Outcome<T>): Promise<T> {
-    return this.locked(id, async () => {
-      const cached = this.db.inTransaction ? undefined : this.take(agentId, id)
-      if (cached !== undefined) {
-        const now = this.clock()
-        const outcome = cached.clock.at(now, () => fn(cached.session))
-        const key = { id, agent_id: agentId }
-        // A journaled step with no events to report is atomic on its own: one statement on PostgreSQL.
-        const atomic = this.stepWrite(cached, outcome) && (outcome.events ?? []).length === 0 && outcome.inTransaction === undefined
-        const written = await this.attempt(() => this.writeIn(uow, async () => ({ outcome, next: await this.persist(key, cached, outcome, now) }), atomic))
-        if (written !== LOST) return written
-      }
-      for (let attempt = cached === undefined ? 1 : 2; ; attempt++) {
-        const written = await this.attempt(() =>
-          this.writeIn(uow, async () => {
-            const key = await this.repo.lockKey(agentId, id)
-            if (key === undefined) throw notFound('session', id)
-            assertActive(key)
-            // Out of the cache while it changes; a hit older than the row is of no use either.
-            const entry = this.hit(key) ?? (await this.load(key))
-            this.forget(id)
-            // One clock reading for the whole operation: the one its journal entry records.
-            const now = this.clock()
-            const outcome = entry.clock.at(now, () => fn(entry.session))
-            return { outcome, next: await this.persist(key, entry, outcome, now) }
-          }),
-        )
-        if (written !== LOST) return written
-        if (attempt >= WRITE_ATTEMPTS) throw raceConflict()
-      }
-    })
+    return this.locked(id, () =>
+      this.retrying((attempt) => {
+        const cached = attempt === 1 && !this.db.inTransaction ? this.take(agentId, id) : undefined
+        if (cached !== undefined) {
+          const now = this.clock()
+          const outcome = cached.clock.at(now, () => fn(cached.session))
+          // A journaled step with no events to report is atomic on its own: one statement on PostgreSQL.
+          const atomic = this.stepWrite(cached, outcome) && (outcome.events ?? []).length === 0 && outcome.inTransaction === undefined
+          return this.writeIn(uow, async () => ({ outcome, next: await this.persist({ id, agent_id: agentId }, cached, outcome, now) }), atomic)
+        }
+        return this.writeIn(uow, async () => {
+          const key = await this.repo.lockKey(agentId, id)
+          if (key === undefined) throw notFound('session', id)
+          assertActive(key)
+          // Out of the cache while it changes; a hit older than the row is of no use either.
+          const entry = this.hit(key) ?? (await this.load(key))
+          this.forget(id)
+          // One clock reading for the whole operation: the one its journal entry records.
+          const now = this.clock()
+          const outcome = entry.clock.at(now, () => fn(entry.session))
+          return { outcome, next: await this.persist(key, entry, outcome, now) }
+        })
+      }),
+    )
   }
 
   /**
-   * Writes `entry` (a private copy computed outside any transaction, e.g. while an LLM answered)
-   * as the next version with the outcome's rows; throws LostRace when the row has moved on.
+   * Runs `fn`, which may wait (an LLM's answer), on a private copy of the session outside any
+   * transaction and lock, and writes the result as a snapshot if the row is still at the version
+   * the copy was loaded at; otherwise it runs again on a fresh copy.
    */
-  persistCopy<T>(uow: UnitOfWork, key: SessionKey, entry: Hydrated, outcome: Outcome<T>): Promise<T> {
-    return this.locked(key.id, () => this.writeIn(uow, async () => ({ outcome, next: await this.persist(key, entry, outcome, this.clock()) })))
+  mutateCopy<T>(uow: UnitOfWork, key: SessionKey, fn: (session: GoalSession) => Promise<Outcome<T>>): Promise<T> {
+    let current = key
+    return this.retrying(async (attempt) => {
+      if (attempt > 1) {
+        current = await this.key(key.agent_id, key.id)
+        assertActive(current)
+      }
+      const copy = await this.load(current)
+      const outcome = await fn(copy.session)
+      return this.locked(key.id, () => this.writeIn(uow, async () => ({ outcome, next: await this.persist(current, copy, outcome, this.clock()) })))
+    })
+  }
+
+  /** The one retry loop: an attempt that lost its version race runs again, WRITE_ATTEMPTS in all, then 409. */
+  private async retrying<T>(attempt: (n: number) => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt(n)
+      } catch (err) {
+        if (!(err instanceof LostRace)) throw err
+        if (n >= WRITE_ATTEMPTS) throw raceConflict()
+      }
+    }
   }
 
   /** The agent's cached session, out of the cache: the write owns it until it offers the next version back. */
@@ -233,15 +256,6 @@ export class SessionStore {
     if (entry === undefined || entry.agentId !== agentId) return undefined
     this.forget(id)
     return entry
-  }
-
-  private async attempt<T>(write: () => Promise<T>): Promise<T | typeof LOST> {
-    try {
-      return await write()
-    } catch (err) {
-      if (err instanceof LostRace) return LOST
-      throw err
-    }
   }
 
   /**

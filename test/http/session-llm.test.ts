@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
+import { WRITE_ATTEMPTS } from '../../src/sessions/store.js'
 import { buildTestApp } from '../helpers.js'
 import { createSession, GOAL, postStep } from './sessions-fixtures.js'
 import { fakeChat } from './fake-chat.js'
@@ -103,4 +104,26 @@ it('a session cannot turn llm_verify on without an LLM configured (400 naming th
   expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual(['body/config/llm_verify'])
   expect((await t.db.get('SELECT count(*) AS n FROM sessions'))).toEqual({ n: 0 })
   await createSession(t, a, { goal: GOAL, config: { llm_verify: false } })
+})
+
+it('an LLM-verified step that loses its version race runs again on a fresh copy; one that loses WRITE_ATTEMPTS times answers 409 with Retry-After', async () => {
+  const t = await buildTestApp({ env: { GOALKEEPER_LLM_URL: `${base}/fast/v1`, GOALKEEPER_LLM_MODEL: 'stand-in', GOALKEEPER_LLM_TIMEOUT_MS: '1500' } })
+  const a = await t.createAgent()
+  const id = await createSession(t, a, { goal: GOAL, config: { llm_verify: true } })
+  const post = (description: string) => t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload: { description } })
+  // The copy is written as a snapshot, checked against the version it was loaded at.
+  const lose = vi.spyOn(t.app.services.sessions.store.repo, 'writeState').mockResolvedValueOnce(false)
+  const asked = seen.length
+  const won = await post('design the user schema')
+  expect(won.statusCode).toBe(201)
+  expect(won.json().step_number).toBe(1)
+  expect(lose).toHaveBeenCalledTimes(2)
+  // Each attempt asked the LLM on its own copy.
+  expect(seen.length - asked).toBe(2)
+  lose.mockResolvedValue(false)
+  const lost = await post('implement auth endpoints')
+  expect([lost.statusCode, lost.headers['retry-after']]).toEqual([409, '1'])
+  expect(lose).toHaveBeenCalledTimes(2 + WRITE_ATTEMPTS)
+  lose.mockRestore()
+  expect((await post('implement auth endpoints')).json().step_number).toBe(2)
 })
