@@ -76,7 +76,7 @@ export class BudgetStallWatch {
    * fraction after it (null: no budget). Returns the stall once the run of calls without work
    * reaches `calls` with at least `at` of the budget spent, else null.
    */
-  observe(step: number, tool: StepTool, advanced: boolean, fraction: number | null, config: BudgetStallConfig): BudgetStall | null {
+  observe(step: number, tool: StepTool, advanced: boolean, fraction: number | null, { at, calls }: Required<BudgetStallConfig>): BudgetStall | null {
     const work = callWork(tool)
     if (advanced || work === 'work') {
       this.run = 0
@@ -85,7 +85,6 @@ export class BudgetStallWatch {
     if (work === null) return null
     if (this.run === 0) this.since = step
     this.run++
-    const { at, calls } = { ...DEFAULT_BUDGET_STALL, ...config }
     if (fraction === null || fraction < at || this.run < calls) return null
     return {
       count: this.run,

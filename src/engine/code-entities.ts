@@ -81,7 +81,7 @@ const LOOK_TOOLS = new Set(['read', 'glob', 'grep', 'ls', 'open', 'find_file', '
 const EDITOR_CHANGES = new Set(['create', 'str_replace', 'insert', 'undo_edit', 'write'])
 /** Shell programs whose runs are housekeeping: where am I, what changed, install, wait. */
 const CHORE_COMMANDS = new Set(['ls', 'cd', 'pwd', 'echo', 'sleep', 'which', 'env', 'export', 'clear', 'true', 'mkdir', 'whoami', 'source', 'pip', 'pip3', 'conda', 'apt', 'apt-get', 'npm', 'yarn', 'pnpm', 'kill', 'ps', 'chmod', 'rm', 'mv', 'cp', 'tree', 'wc', 'du', 'df', 'date', 'history', 'git'])
-/** Package managers whose other subcommands run something (`npm test`, `yarn build`): these are chores. */
+/** Package managers: their installs and upkeep (INSTALLS) are chores, other subcommands (`npm test`, `yarn build`) run something. */
 const PACKAGE_MANAGERS = new Set(['npm', 'yarn', 'pnpm'])
 const INSTALLS = new Set(['install', 'i', 'ci', 'add', 'remove', 'rm', 'uninstall', 'update', 'upgrade', 'outdated', 'ls', 'list', 'config', 'init', 'link'])
 /** Shell programs that read or search. */

@@ -157,7 +157,7 @@ export interface DetectionSettings {
   budget: SessionBudget | undefined
   tools: ToolList | null
   busy_after: number | null
-  budget_stall: BudgetStallConfig | null
+  budget_stall: Required<BudgetStallConfig> | null
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -176,6 +176,6 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     budget: c.budget,
     tools: c.tools === undefined ? null : new ToolList(c.tools),
     busy_after: c.busy_after ?? null,
-    budget_stall: c.budget_stall === undefined || c.budget_stall === false ? null : c.budget_stall,
+    budget_stall: c.budget_stall === undefined || c.budget_stall === false ? null : { ...DEFAULT_BUDGET_STALL, ...defined(c.budget_stall) },
   }
 }

@@ -2,8 +2,8 @@
  * A goal session's detection beyond GoalTracker's own (a loop flag, drift, stall), wired around
  * its GoalTracker: loop kinds (loops.ts), graduated escalation (escalation.ts), spend, budget and
  * its warnings (budget.ts), calls to tools the session does not have (unknown-tools.ts), busy
- * stalls (busy-stall.ts), reading past half the budget (budget-stall.ts), the second opinion (second-opinion.ts) and reminders that don't nag
- * (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
+ * stalls (busy-stall.ts), reading past half the budget (budget-stall.ts), the second opinion
+ * (second-opinion.ts) and reminders that don't nag (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
  * the tracker's verdict after; with a session stored without these fields every answer is GoalTracker's.
  */
 import { SpendTracker, type SpendJSON, type SpendReport } from './budget.js'
@@ -181,10 +181,10 @@ export class SessionDetection {
       out.recommended_action = atLeast(out.recommended_action, 'replan')
       notes.push(busy.advice)
     }
-    const reading = this.settings.budget_stall
-    const stall = reading === null || p.signals.tool === undefined || p.exempt
+    const watch = this.settings.budget_stall
+    const stall = watch === null || p.signals.tool === undefined || p.exempt
       ? null
-      : this.budgetStall.observe(p.step, p.signals.tool, todoDone || verification.progress_delta > 0, spent.report.budget_fraction, reading)
+      : this.budgetStall.observe(p.step, p.signals.tool, todoDone || verification.progress_delta > 0, spent.report.budget_fraction, watch)
     if (stall !== null && !spent.over_budget) {
       out.budget_stall = stall
       out.recommended_action = atLeast(out.recommended_action, 'replan')
