@@ -21,6 +21,12 @@ export interface Setting {
    * run's cost cap as its budget where the data shows one (detection-data.ts).
    */
   cost?: boolean
+  /**
+   * Every run is given a budget it ends at this fraction of, its spend spread over its steps as
+   * with `cost`: what the verdicts would say if each run had nearly spent its budget (a stress
+   * check of the rules that read the budget on the runs that went well, whose cost is unknown).
+   */
+  endsAt?: number
   config: Record<string, unknown>
 }
 
@@ -58,11 +64,11 @@ export interface Replayer {
  * A run's reported cost over its steps: each LLM call sends the whole context so far, so step i
  * costs in proportion to the goal's and the earlier steps' tokens (plus its own).
  */
-function stepCosts(run: Run, tokens: number[]): number[] {
+function stepCosts(run: Run, tokens: number[], total: number): number[] {
   let context = cachedTokenCount(run.goal)
   const weights = tokens.map((t) => (context += t))
   const sum = weights.reduce((a, b) => a + b, 0)
-  return weights.map((w) => ((run.cost ?? 0) * w) / sum)
+  return weights.map((w) => (total * w) / sum)
 }
 
 function stepPayload(step: RunStep, s: Setting): Record<string, unknown> {
@@ -85,8 +91,11 @@ export async function replayer(s: Setting): Promise<Replayer> {
 
   async function replay(run: Run): Promise<RunResult> {
     const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, busy: 0, runaways: 0, actions: {}, refused: [], budgetWarned: {} }
-    const costs = s.cost === true && (run.cost ?? 0) > 0 ? stepCosts(run, run.steps.map((x) => cachedTokenCount(`${x.description}\n${x.output}`))) : null
-    const config = costs !== null && run.cap !== null ? { ...s.config, budget: { cost_usd: run.cap } } : s.config
+    const tokens = () => run.steps.map((x) => cachedTokenCount(`${x.description}\n${x.output}`))
+    const costs =
+      s.endsAt !== undefined ? stepCosts(run, tokens(), s.endsAt) : s.cost === true && run.cost !== null && run.cost > 0 ? stepCosts(run, tokens(), run.cost) : null
+    const cap = s.endsAt !== undefined ? 1 : run.cap
+    const config = costs !== null && cap !== null ? { ...s.config, budget: { cost_usd: cap } } : s.config
     const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: run.goal, config } })
     if (created.statusCode !== 201) {
       r.refused.push(`create: ${created.statusCode} ${created.body.slice(0, 200)}`)

@@ -15,7 +15,11 @@
  * immediate action table and keyword alignment); with BENCH_SETTINGS also `text` (description and
  * output only), `all-kinds` (every loop kind on), `same-call` (the default with `same_call` on) and
  * `cost` (the default, each step reporting its share of the run's reported cost, the session
- * budgeted at the run's cost cap where the data shows one: detection-data.ts, detection-replay.ts).
+ * budgeted at the run's cost cap where the data shows one: detection-data.ts, detection-replay.ts),
+ * `cost-hooks` (the same, posted as hooks would),
+ * `budgeted` (every run given a budget it ends at 90 % of, its spend spread over its steps as with
+ * `cost`: a stress check of the rules that read the budget) and `budgeted-off` (the same without
+ * `budget_stall`).
  * Steps: a coding step's description is the model's text before
  * the action, or the call (`Bash {"command":…}`) when it said nothing; `tokens` is the o200k count
  * of description and output (what the step added to the context).
@@ -42,6 +46,9 @@ const SETTINGS: Setting[] = [
   { name: 'text', fields: false, config: {} },
   { name: 'all-kinds', fields: true, config: { loop_kinds: [...LOOP_KINDS] } },
   { name: 'cost', fields: true, cost: true, config: {} },
+  { name: 'cost-hooks', fields: true, calls: true, cost: true, config: { loop_kinds: [...HOOK_LOOP_KINDS] } },
+  { name: 'budgeted', fields: true, endsAt: 0.9, config: {} },
+  { name: 'budgeted-off', fields: true, endsAt: 0.9, config: { budget_stall: false } },
   { name: 'same-call', fields: true, config: { loop_kinds: [...(NEW_SESSION_DETECTION.loop_kinds ?? []), 'same_call'] } },
 ]
 /** Run unless BENCH_SETTINGS names others (`all`: every setting). */

@@ -38,6 +38,7 @@ export function adviceFor(r: StepResult): string | null {
   if (v.loop !== undefined) seen.push(v.loop.advice)
   if (v.unknown_tool !== undefined) seen.push(unknownToolAdvice(v.unknown_tool))
   if (v.busy_stall !== undefined) seen.push(v.busy_stall.advice)
+  if (v.budget_stall !== undefined) seen.push(v.budget_stall.advice)
   if (v.second_opinion?.confirmed === true) seen.push(`A review of your last steps finds no progress${v.second_opinion.analysis === '' ? '.' : `: ${v.second_opinion.analysis}`}`)
   if (r.drift.drifting || r.state.drift_score >= DRIFT_WARNING) {
     seen.push(`Your recent steps look unrelated to the goal: "${truncateChars(r.state.original_goal.replace(/\s+/g, ' '), 300)}".`)

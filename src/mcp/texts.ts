@@ -37,11 +37,12 @@ export function verdictSentence(r: Static<typeof StepResult>): string {
         : ''
   const unknown = v.unknown_tool ? `a call to "${v.unknown_tool.name}", which is not one of its tools` : ''
   const busy = v.busy_stall ? `${v.busy_stall.count} tool calls in a row with nothing new` : ''
+  const reading = v.budget_stall ? `${v.budget_stall.count} tool calls in a row that only read, past ${Math.floor(v.budget_stall.budget_fraction * 100)}% of the budget` : ''
   const doubt = v.second_opinion?.confirmed === true ? v.second_opinion : undefined
   const opinion = doubt ? 'a second opinion finding no progress' : ''
-  const flags = [loop, unknown, busy, opinion, s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '', budget].filter(Boolean)
+  const flags = [loop, unknown, busy, reading, opinion, s.stall_turns >= PROGRESS_STALL_TURNS ? `no plan progress for ${s.stall_turns} steps` : '', budget].filter(Boolean)
   const extra = flags.length > 0 ? `, ${flags.join(' and ')}` : ''
-  const specific = v.loop?.advice ?? (v.unknown_tool ? unknownToolAdvice(v.unknown_tool) : (v.busy_stall?.advice ?? (doubt?.analysis || undefined)))
+  const specific = v.loop?.advice ?? (v.unknown_tool ? unknownToolAdvice(v.unknown_tool) : (v.busy_stall?.advice ?? v.budget_stall?.advice ?? (doubt?.analysis || undefined)))
   const advice = specific !== undefined && v.recommended_action !== 'continue' ? lowerFirst(specific.replace(/\.$/, '')) : ADVICE[v.recommended_action]
   return `Step ${r.step_number} is ${alignment} with ${drift}${extra}; recommended action: ${v.recommended_action}, ${advice}.`
 }

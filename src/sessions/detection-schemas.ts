@@ -6,6 +6,7 @@ import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection/dete
 import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/detection/unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from '../engine/detection/busy-stall.js'
 import { DEFAULT_WARN_AT, WARN_AT_MAX } from '../engine/detection/spend-budget.js'
+import { DEFAULT_BUDGET_STALL, MAX_BUDGET_STALL_CALLS, MIN_BUDGET_STALL_CALLS } from '../engine/detection/budget-stall.js'
 import { CONFIDENT, OPINION_DEFAULTS, OPINION_MAX, OPINION_MIN, OPINION_STEPS, UNSURE } from '../engine/detection/second-opinion.js'
 import { ESCALATION_MODES, FORMER_IMMEDIATE } from '../engine/detection/escalation.js'
 
@@ -54,6 +55,36 @@ export const BusyStall = Type.Object(
     advice: Type.String({ description: 'One sentence the model can act on.' }),
   },
   { title: 'BusyStall', description: 'Busy but going nowhere: tool calls in a row with no plan or todo item done, no new file, no answer not seen before (config.busy_after).' },
+)
+
+export const BudgetStall = Type.Object(
+  {
+    count: Type.Integer({ description: 'Tool calls in a row that wrote nothing, ran nothing and advanced no plan or todo item, this one included.' }),
+    since: Type.Integer({ description: 'The step number of the first of them.' }),
+    budget_fraction: Type.Number({ description: 'The budget fraction spent after this step.' }),
+    advice: Type.String({ description: 'One sentence the model can act on.' }),
+  },
+  { title: 'BudgetStall', description: 'Past a share of the budget, tool calls in a row that only read, searched or tidied up (config.budget_stall).' },
+)
+
+const BudgetStallInput = Type.Union(
+  [
+    Type.Literal(false),
+    Type.Object(
+      {
+        at: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: `The budget fraction from which it answers (default ${DEFAULT_BUDGET_STALL.at}).` })),
+        calls: Type.Optional(
+          Type.Integer({ minimum: MIN_BUDGET_STALL_CALLS, maximum: MAX_BUDGET_STALL_CALLS, description: `Tool calls in a row that only read (default ${DEFAULT_BUDGET_STALL.calls}).` }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    description:
+      'Reading on borrowed money: with at least `at` of the budget spent, `calls` tool calls in a row that wrote no file, ran nothing (no tests, no script) and advanced no plan or todo item ' +
+      `answer replan (\`verification.budget_stall\`). Needs \`budget\`. A new session gets { at: ${DEFAULT_BUDGET_STALL.at}, calls: ${DEFAULT_BUDGET_STALL.calls} }; false turns it off; a session stored without it is not watched.`,
+  },
 )
 
 const thresholds = Object.fromEntries(
@@ -158,6 +189,7 @@ export const DetectionConfigInput = {
       description: `Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (\`verification.busy_stall\`, \`session.stalled\` with kind busy). A new session gets ${DEFAULT_BUSY_AFTER}; a session stored without it is not watched.`,
     }),
   ),
+  budget_stall: Type.Optional(BudgetStallInput),
   tools: Type.Optional(ToolNames('The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.')),
   second_opinion: Type.Optional(SecondOpinionInput),
 }
@@ -183,6 +215,7 @@ export const DetectionConfig = {
   ),
   tools: Type.Optional(Type.Array(Type.String())),
   busy_after: Type.Optional(Type.Integer()),
+  budget_stall: Type.Optional(Type.Union([Type.Literal(false), Type.Object({ at: Type.Optional(Type.Number()), calls: Type.Optional(Type.Integer()) })])),
   second_opinion: Type.Optional(Type.Object({ after: Type.Optional(Type.Integer()), every: Type.Optional(Type.Integer()) })),
 }
 

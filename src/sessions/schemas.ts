@@ -2,7 +2,7 @@ import { GOAL_TEXT_MAX } from '../engine/session/agent-turn.js'
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestamp, type JsonLimits } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
-import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
+import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, BudgetStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
 
 /** TypeBox schemas of goal sessions: one per shape, used for validation, types and OpenAPI. */
 
@@ -181,6 +181,7 @@ const StepVerification = Type.Object(
     spend: Type.Optional(SpendReport),
     unknown_tool: Type.Optional(UnknownTool),
     busy_stall: Type.Optional(BusyStall),
+    budget_stall: Type.Optional(BudgetStall),
     agent_budget: Type.Optional(AgentBudgetReport),
     second_opinion: Type.Optional(SecondOpinionReport),
   },

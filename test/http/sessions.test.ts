@@ -27,6 +27,7 @@ describe('sessions lifecycle', () => {
       alignment: 'evidence',
       loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
       busy_after: 8,
+      budget_stall: { at: 0.5, calls: 10 },
     })
     expect(s.state).toMatchObject({ original_goal: GOAL, current_step: 0, total_steps_planned: 3, progress: 0, drift_score: 0, loop_detected: false })
     expect(s.state.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)

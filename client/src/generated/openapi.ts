@@ -1321,6 +1321,10 @@ export interface operations {
                                 };
                                 tools?: string[];
                                 busy_after?: number;
+                                budget_stall?: false | {
+                                    at?: number;
+                                    calls?: number;
+                                };
                                 second_opinion?: {
                                     after?: number;
                                     every?: number;
@@ -1483,6 +1487,13 @@ export interface operations {
                         };
                         /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                         busy_after?: number;
+                        /** @description Reading on borrowed money: with at least `at` of the budget spent, `calls` tool calls in a row that wrote no file, ran nothing (no tests, no script) and advanced no plan or todo item answer replan (`verification.budget_stall`). Needs `budget`. A new session gets { at: 0.5, calls: 10 }; false turns it off; a session stored without it is not watched. */
+                        budget_stall?: false | {
+                            /** @description The budget fraction from which it answers (default 0.5). */
+                            at?: number;
+                            /** @description Tool calls in a row that only read (default 10). */
+                            calls?: number;
+                        };
                         /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                         tools?: string[];
                         /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
@@ -1563,6 +1574,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            budget_stall?: false | {
+                                at?: number;
+                                calls?: number;
+                            };
                             second_opinion?: {
                                 after?: number;
                                 every?: number;
@@ -1703,6 +1718,10 @@ export interface operations {
                                     };
                                     tools?: string[];
                                     busy_after?: number;
+                                    budget_stall?: false | {
+                                        at?: number;
+                                        calls?: number;
+                                    };
                                     second_opinion?: {
                                         after?: number;
                                         every?: number;
@@ -1843,6 +1862,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            budget_stall?: false | {
+                                at?: number;
+                                calls?: number;
+                            };
                             second_opinion?: {
                                 after?: number;
                                 every?: number;
@@ -2031,6 +2054,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            budget_stall?: false | {
+                                at?: number;
+                                calls?: number;
+                            };
                             second_opinion?: {
                                 after?: number;
                                 every?: number;
@@ -2173,6 +2200,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            budget_stall?: false | {
+                                at?: number;
+                                calls?: number;
+                            };
                             second_opinion?: {
                                 after?: number;
                                 every?: number;
@@ -2320,6 +2351,10 @@ export interface operations {
                             };
                             tools?: string[];
                             busy_after?: number;
+                            budget_stall?: false | {
+                                at?: number;
+                                calls?: number;
+                            };
                             second_opinion?: {
                                 after?: number;
                                 every?: number;
@@ -2611,6 +2646,20 @@ export interface operations {
                                     advice: string;
                                 };
                                 /**
+                                 * BudgetStall
+                                 * @description Past a share of the budget, tool calls in a row that only read, searched or tidied up (config.budget_stall).
+                                 */
+                                budget_stall?: {
+                                    /** @description Tool calls in a row that wrote nothing, ran nothing and advanced no plan or todo item, this one included. */
+                                    count: number;
+                                    /** @description The step number of the first of them. */
+                                    since: number;
+                                    /** @description The budget fraction spent after this step. */
+                                    budget_fraction: number;
+                                    /** @description One sentence the model can act on. */
+                                    advice: string;
+                                };
+                                /**
                                  * AgentBudgetReport
                                  * @description The agent's daily budget (settings `daily_budget`), on steps that spend: `abort` once it is spent.
                                  */
@@ -2813,6 +2862,20 @@ export interface operations {
                                 count: number;
                                 /** @description The step number of the first of them. */
                                 since: number;
+                                /** @description One sentence the model can act on. */
+                                advice: string;
+                            };
+                            /**
+                             * BudgetStall
+                             * @description Past a share of the budget, tool calls in a row that only read, searched or tidied up (config.budget_stall).
+                             */
+                            budget_stall?: {
+                                /** @description Tool calls in a row that wrote nothing, ran nothing and advanced no plan or todo item, this one included. */
+                                count: number;
+                                /** @description The step number of the first of them. */
+                                since: number;
+                                /** @description The budget fraction spent after this step. */
+                                budget_fraction: number;
                                 /** @description One sentence the model can act on. */
                                 advice: string;
                             };
@@ -4980,6 +5043,13 @@ export interface operations {
                             };
                             /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                             busy_after?: number;
+                            /** @description Reading on borrowed money: with at least `at` of the budget spent, `calls` tool calls in a row that wrote no file, ran nothing (no tests, no script) and advanced no plan or todo item answer replan (`verification.budget_stall`). Needs `budget`. A new session gets { at: 0.5, calls: 10 }; false turns it off; a session stored without it is not watched. */
+                            budget_stall?: false | {
+                                /** @description The budget fraction from which it answers (default 0.5). */
+                                at?: number;
+                                /** @description Tool calls in a row that only read (default 10). */
+                                calls?: number;
+                            };
                             /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                             tools?: string[];
                             /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
@@ -5130,6 +5200,13 @@ export interface operations {
                         };
                         /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                         busy_after?: number;
+                        /** @description Reading on borrowed money: with at least `at` of the budget spent, `calls` tool calls in a row that wrote no file, ran nothing (no tests, no script) and advanced no plan or todo item answer replan (`verification.budget_stall`). Needs `budget`. A new session gets { at: 0.5, calls: 10 }; false turns it off; a session stored without it is not watched. */
+                        budget_stall?: false | {
+                            /** @description The budget fraction from which it answers (default 0.5). */
+                            at?: number;
+                            /** @description Tool calls in a row that only read (default 10). */
+                            calls?: number;
+                        };
                         /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                         tools?: string[];
                         /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */
@@ -5246,6 +5323,13 @@ export interface operations {
                             };
                             /** @description Busy but going nowhere: this many tool calls in a row with no plan or todo item done, no new file and no answer not seen before answer replan (`verification.busy_stall`, `session.stalled` with kind busy). A new session gets 8; a session stored without it is not watched. */
                             busy_after?: number;
+                            /** @description Reading on borrowed money: with at least `at` of the budget spent, `calls` tool calls in a row that wrote no file, ran nothing (no tests, no script) and advanced no plan or todo item answer replan (`verification.budget_stall`). Needs `budget`. A new session gets { at: 0.5, calls: 10 }; false turns it off; a session stored without it is not watched. */
+                            budget_stall?: false | {
+                                /** @description The budget fraction from which it answers (default 0.5). */
+                                at?: number;
+                                /** @description Tool calls in a row that only read (default 10). */
+                                calls?: number;
+                            };
                             /** @description The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports. A name ending in `*` stands for every tool it begins. */
                             tools?: string[];
                             /** @description A periodic second opinion of the configured LLM (GOALKEEPER_LLM_URL): it reads the goal and the last 20 steps and answers whether the agent is making progress. A "no" with confidence 0.9 or more, confirmed by a second call, answers replan with its analysis (`verification.second_opinion`). A provider that fails changes no verdict. Off when absent. */

@@ -20,6 +20,7 @@ import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../context/unchanged.js'
 import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'
 import { opinionProblem, type SecondOpinionConfig } from './second-opinion.js'
+import { budgetStallProblem, DEFAULT_BUDGET_STALL, type BudgetStallConfig } from './budget-stall.js'
 import { defined } from '../defined.js'
 
 export interface DetectionConfig {
@@ -46,6 +47,11 @@ export interface DetectionConfig {
   tools?: string[]
   /** Tool calls in a row without news that make a busy stall (busy-stall.ts); absent: not watched. */
   busy_after?: number
+  /**
+   * Past `at` of the budget, `calls` tool calls in a row that only read (budget-stall.ts); false:
+   * not watched; absent: not watched (sessions stored before it). Needs a budget to answer.
+   */
+  budget_stall?: BudgetStallConfig | false
   /** A periodic second opinion of the configured LLM (second-opinion.ts); absent: none. */
   second_opinion?: SecondOpinionConfig
 }
@@ -65,6 +71,7 @@ export const NEW_SESSION_DETECTION: Readonly<DetectionConfig> = {
   alignment: 'evidence',
   loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
   busy_after: DEFAULT_BUSY_AFTER,
+  budget_stall: { ...DEFAULT_BUDGET_STALL },
 }
 
 /**
@@ -100,6 +107,10 @@ export function detectionProblem(c: DetectionConfig): ConfigProblem | null {
   if (c.busy_after !== undefined && !(Number.isInteger(c.busy_after) && c.busy_after >= MIN_BUSY_AFTER && c.busy_after <= MAX_BUSY_AFTER)) {
     return ['busy_after', `must be an integer in [${MIN_BUSY_AFTER}, ${MAX_BUSY_AFTER}]`]
   }
+  if (c.budget_stall !== undefined) {
+    const b = budgetStallProblem(c.budget_stall)
+    if (b !== null) return b
+  }
   if (c.second_opinion !== undefined) {
     const o = opinionProblem(c.second_opinion)
     if (o !== null) return o
@@ -130,6 +141,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.budget !== undefined) out.budget = { ...c.budget, ...(c.budget.warn_at === undefined ? {} : { warn_at: [...c.budget.warn_at] }) }
   if (c.tools !== undefined) out.tools = [...new Set(c.tools)]
   if (c.busy_after !== undefined) out.busy_after = c.busy_after
+  if (c.budget_stall !== undefined) out.budget_stall = c.budget_stall === false ? false : { ...c.budget_stall }
   if (c.second_opinion !== undefined) out.second_opinion = { ...c.second_opinion }
   return out
 }
@@ -145,6 +157,7 @@ export interface DetectionSettings {
   budget: SessionBudget | undefined
   tools: ToolList | null
   busy_after: number | null
+  budget_stall: Required<BudgetStallConfig> | null
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -163,5 +176,6 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     budget: c.budget,
     tools: c.tools === undefined ? null : new ToolList(c.tools),
     busy_after: c.busy_after ?? null,
+    budget_stall: c.budget_stall === undefined || c.budget_stall === false ? null : { ...DEFAULT_BUDGET_STALL, ...defined(c.budget_stall) },
   }
 }

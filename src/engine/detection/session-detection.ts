@@ -2,8 +2,8 @@
  * A goal session's detection beyond GoalTracker's own (a loop flag, drift, stall), wired around
  * its GoalTracker: loop kinds (loops.ts), graduated escalation (escalation.ts), spend, budget and
  * its warnings (spend-budget.ts), calls to tools the session does not have (unknown-tools.ts), busy
- * stalls (busy-stall.ts), the second opinion (second-opinion.ts) and reminders that don't nag
- * (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
+ * stalls (busy-stall.ts), reading past half the budget (budget-stall.ts), the second opinion
+ * (second-opinion.ts) and reminders that don't nag (unchanged.ts). GoalSession asks it for the tracker's loop options before a step and hands it
  * the tracker's verdict after; with a session stored without these fields every answer is GoalTracker's.
  */
 import { SpendTracker, type SpendJSON, type SpendReport } from './spend-budget.js'
@@ -17,6 +17,7 @@ import { truncateChars } from '../similarity/text.js'
 import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from '../context/unchanged.js'
 import { ToolList, unknownToolAdvice, type UnknownTool } from './unknown-tools.js'
 import { BusyWatch, type BusyJSON, type BusyStall } from './busy-stall.js'
+import { BudgetStallWatch, type BudgetStall, type BudgetStallJSON } from './budget-stall.js'
 import { maskVolatile } from './output-mask.js'
 import type { AgentBudgetReport } from './agent-spend.js'
 import { OpinionSchedule, type OpinionOutcome, type SecondOpinionReport } from './second-opinion.js'
@@ -34,6 +35,8 @@ export interface DetectionJSON {
   unknown_run?: number
   /** The busy-stall watch (absent in older snapshots and on sessions without busy_after). */
   busy?: BusyJSON
+  /** The budget-stall watch (absent in older snapshots and on sessions without budget_stall). */
+  budget_stall?: BudgetStallJSON
   /** The step number the next second opinion comes with (absent: config.second_opinion.after). */
   opinion_at?: number
 }
@@ -48,6 +51,8 @@ export interface DetectionVerdict {
   unknown_tool?: UnknownTool
   /** Busy but going nowhere: tool calls in a row that brought nothing new (config.busy_after). */
   busy_stall?: BusyStall
+  /** Past a share of the budget, tool calls in a row that only read (config.budget_stall). */
+  budget_stall?: BudgetStall
   /** The agent's daily budget, on steps that spend when the agent has one (added by the service, agent-spend.ts). */
   agent_budget?: AgentBudgetReport
   /** The LLM's second opinion, on a step it was asked for (config.second_opinion). */
@@ -78,6 +83,8 @@ interface Pending {
   unknown: UnknownTool | null
   /** The call's masked answer key, for the busy watch ('' when the watch is off or the step is exempt). */
   resultKey: string
+  /** The step calls a tool exempt from loop detection (config.loop_exempt_tools). */
+  exempt: boolean
 }
 
 export class SessionDetection {
@@ -91,6 +98,7 @@ export class SessionDetection {
   private reported: ToolList | null = null
   private unknownRun = 0
   private busy = new BusyWatch()
+  private budgetStall = new BudgetStallWatch()
   private opinion: OpinionSchedule | null
 
   constructor(config: DetectionConfig) {
@@ -113,7 +121,7 @@ export class SessionDetection {
       const newest = this.loops.newest
       resultKey = newest?.step === step && newest.result !== '' ? newest.result : textKey(maskVolatile(output))
     }
-    this.pending = { step, other, signals, unknown: this.unknownTool(signals.tool), resultKey }
+    this.pending = { step, other, signals, unknown: this.unknownTool(signals.tool), resultKey, exempt }
     return {
       state_hash: exempt ? stepStateHash(description, output, signals.tool) : this.loops.lastState!,
       repeat_threshold: exempt || !s.kinds.has('repeat') ? null : s.thresholds.repeat,
@@ -172,6 +180,15 @@ export class SessionDetection {
       out.busy_stall = busy
       out.recommended_action = atLeast(out.recommended_action, 'replan')
       notes.push(busy.advice)
+    }
+    const watch = this.settings.budget_stall
+    const stall = watch === null || p.signals.tool === undefined || p.exempt
+      ? null
+      : this.budgetStall.observe(p.step, p.signals.tool, todoDone || verification.progress_delta > 0, spent.report.budget_fraction, watch)
+    if (stall !== null && !spent.over_budget) {
+      out.budget_stall = stall
+      out.recommended_action = atLeast(out.recommended_action, 'replan')
+      notes.push(stall.advice)
     }
     if (p.unknown !== null) {
       out.unknown_tool = p.unknown
@@ -288,6 +305,7 @@ export class SessionDetection {
       ...(this.reported === null ? {} : { reported_tools: [...this.reported.names] }),
       ...(this.unknownRun === 0 ? {} : { unknown_run: this.unknownRun }),
       ...(this.settings.busy_after === null ? {} : { busy: this.busy.toJSON() }),
+      ...(this.settings.budget_stall === null ? {} : { budget_stall: this.budgetStall.toJSON() }),
       ...(this.opinion === null ? {} : { opinion_at: this.opinion.toJSON() }),
     }
   }
@@ -302,6 +320,7 @@ export class SessionDetection {
     d.reported = json?.reported_tools === undefined ? null : new ToolList(json.reported_tools)
     d.unknownRun = json?.unknown_run ?? 0
     d.busy = BusyWatch.fromJSON(json?.busy)
+    d.budgetStall = BudgetStallWatch.fromJSON(json?.budget_stall)
     if (config.second_opinion !== undefined) d.opinion = new OpinionSchedule(config.second_opinion, json?.opinion_at)
     return d
   }

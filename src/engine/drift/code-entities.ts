@@ -81,6 +81,9 @@ const LOOK_TOOLS = new Set(['read', 'glob', 'grep', 'ls', 'open', 'find_file', '
 const EDITOR_CHANGES = new Set(['create', 'str_replace', 'insert', 'undo_edit', 'write'])
 /** Shell programs whose runs are housekeeping: where am I, what changed, install, wait. */
 const CHORE_COMMANDS = new Set(['ls', 'cd', 'pwd', 'echo', 'sleep', 'which', 'env', 'export', 'clear', 'true', 'mkdir', 'whoami', 'source', 'pip', 'pip3', 'conda', 'apt', 'apt-get', 'npm', 'yarn', 'pnpm', 'kill', 'ps', 'chmod', 'rm', 'mv', 'cp', 'tree', 'wc', 'du', 'df', 'date', 'history', 'git'])
+/** Package managers: their installs and upkeep (INSTALLS) are chores, other subcommands (`npm test`, `yarn build`) run something. */
+const PACKAGE_MANAGERS = new Set(['npm', 'yarn', 'pnpm'])
+const INSTALLS = new Set(['install', 'i', 'ci', 'add', 'remove', 'rm', 'uninstall', 'update', 'upgrade', 'outdated', 'ls', 'list', 'config', 'init', 'link'])
 /** Shell programs that read or search. */
 const LOOK_COMMANDS = new Set(['cat', 'head', 'tail', 'less', 'more', 'grep', 'rg', 'ag', 'find', 'sed', 'awk', 'nl', 'diff', 'file', 'stat', 'fd'])
 
@@ -96,6 +99,13 @@ function firstProgram(command: string): string {
   return 'cd'
 }
 
+/** The word after `program` in a command (`test` in `cd app && npm test`), or ''. */
+function subcommand(command: string, program: string): string {
+  const words = command.split(/\s+/)
+  const at = words.findIndex((w) => basename(w) === program)
+  return words.slice(at + 1).find((w) => !w.startsWith('-')) ?? ''
+}
+
 function flatText(v: unknown, out: string[]): void {
   if (typeof v === 'string') out.push(v)
   else if (typeof v === 'number' || typeof v === 'boolean') out.push(String(v))
@@ -109,17 +119,23 @@ export interface StepTool {
   args: Record<string, unknown>
 }
 
+/** A call's shell or editor command (`command`, else `cmd`), when it has one. */
+export function callCommand(tool: StepTool): string | undefined {
+  const args = tool.args
+  return typeof args.command === 'string' ? args.command : typeof args.cmd === 'string' ? args.cmd : undefined
+}
+
 /** What a tool call does, from its name and its command (no look at its other arguments). */
 export function callKind(tool: StepTool): CallKind {
   const name = tool.name.toLowerCase()
-  const args = tool.args
-  const command = typeof args.command === 'string' ? args.command : typeof args.cmd === 'string' ? args.cmd : undefined
+  const command = callCommand(tool)
   if (CHORE_TOOLS.has(name)) return 'chore'
   if (CHANGE_TOOLS.has(name)) return 'change'
   if (LOOK_TOOLS.has(name)) return 'look'
   if (command !== undefined && /^[a-z_]+$/.test(command)) return EDITOR_CHANGES.has(command) ? 'change' : 'look' // str_replace_editor view/create/…
   if (command !== undefined) {
     const program = firstProgram(command)
+    if (PACKAGE_MANAGERS.has(program) && !INSTALLS.has(subcommand(command, program))) return 'run'
     return CHORE_COMMANDS.has(program) ? 'chore' : LOOK_COMMANDS.has(program) ? 'look' : 'run'
   }
   return 'other'
