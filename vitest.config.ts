@@ -30,9 +30,7 @@ export default defineConfig({
     projects: [
       // `include` per project: an inherited one would be added to the project's own.
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_ONLY } },
-      ...(postgres
-        ? [{ extends: true as const, test: { name: 'postgres', include: [...BOTH_BACKENDS, ...POSTGRES_ONLY], env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }]
-        : []),
+      ...(postgres ? [{ extends: true as const, test: { name: 'postgres', include: [...BOTH_BACKENDS, ...POSTGRES_ONLY], env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }] : []),
     ],
   },
 })

@@ -5,7 +5,9 @@ import { join } from 'node:path'
 
 const folder = process.argv[2]
 const total = { passed: 0, failed: 0, skipped: 0 }
-for (const file of readdirSync(folder).filter((f) => f.endsWith('.json')).sort()) {
+for (const file of readdirSync(folder)
+  .filter((f) => f.endsWith('.json'))
+  .sort()) {
   let r = {}
   try {
     r = JSON.parse(readFileSync(join(folder, file), 'utf8'))
@@ -14,7 +16,8 @@ for (const file of readdirSync(folder).filter((f) => f.endsWith('.json')).sort()
   }
   // A file that fails before its tests run (an import error, a failing hook) counts as one failure.
   const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed')).length
-  const passed = r.numPassedTests ?? 0, skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
+  const passed = r.numPassedTests ?? 0,
+    skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)
   // Tests that never ran (their worker crashed) count as failed; so does a run that failed outside any test.
   const notRun = Math.max(0, (r.numTotalTests ?? 0) - passed - skipped - (r.numFailedTests ?? 0))
   let failed = (r.numFailedTests ?? 0) + brokenFiles + notRun

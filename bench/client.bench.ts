@@ -111,7 +111,9 @@ async function overhead(): Promise<void> {
 
     console.log(`\nsessions.step vs raw fetch (${rounds} rounds × ${calls} sequential calls each, ${fromSource ? 'src via tsx' : 'dist'})`)
     for (const [name, s] of Object.entries(sides)) {
-      console.log(`  ${name.padEnd(7)} mean ${(mean(s.ms) * 1000).toFixed(0).padStart(6)} µs  median ${(median(s.ms) * 1000).toFixed(0).padStart(6)} µs  client-process CPU ${(s.cpuUs / s.calls).toFixed(0).padStart(5)} µs/call`)
+      console.log(
+        `  ${name.padEnd(7)} mean ${(mean(s.ms) * 1000).toFixed(0).padStart(6)} µs  median ${(median(s.ms) * 1000).toFixed(0).padStart(6)} µs  client-process CPU ${(s.cpuUs / s.calls).toFixed(0).padStart(5)} µs/call`,
+      )
     }
     const ratio = (f: (s: Side) => number) => (f(sides.client) / f(sides.raw)).toFixed(3)
     console.log(`  client/raw: mean ${ratio((s) => mean(s.ms))}×, median ${ratio((s) => median(s.ms))}×, client-process CPU ${ratio((s) => s.cpuUs / s.calls)}× (bar: mean within 1.10×)`)

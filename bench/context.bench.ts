@@ -29,10 +29,22 @@ injector.setGoal('Build a REST API for user management with JWT authentication a
 injector.recordPitfall("Don't use deprecated ORM methods")
 injector.recordTriedApproach('Tried SQLAlchemy, too complex')
 const progress = (i: number) => ({ current_step: i % 10, total_steps: 10, progress_pct: (i % 10) / 10, current_sub_goal: 'Add login endpoint' })
-row('buildReminder full, warm', medianMicros((i) => injector.buildReminder({ progress: progress(i), drift_score: (i % 50) / 100, turn_number: 3 })))
-row('buildReminder compact, warm', medianMicros((i) => injector.buildReminder({ progress: progress(i), drift_score: 0.35, turn_number: 10 })))
-row('buildReminder ultra, warm', medianMicros((i) => injector.buildReminder({ progress: progress(i), turn_number: 20 })))
-row('buildReminder full, cold (new sub-goal each call)', medianMicros((i) => injector.buildReminder({ progress: { ...progress(i), current_sub_goal: `Add endpoint ${i}` }, turn_number: 3 }), 9, 500))
+row(
+  'buildReminder full, warm',
+  medianMicros((i) => injector.buildReminder({ progress: progress(i), drift_score: (i % 50) / 100, turn_number: 3 })),
+)
+row(
+  'buildReminder compact, warm',
+  medianMicros((i) => injector.buildReminder({ progress: progress(i), drift_score: 0.35, turn_number: 10 })),
+)
+row(
+  'buildReminder ultra, warm',
+  medianMicros((i) => injector.buildReminder({ progress: progress(i), turn_number: 20 })),
+)
+row(
+  'buildReminder full, cold (new sub-goal each call)',
+  medianMicros((i) => injector.buildReminder({ progress: { ...progress(i), current_sub_goal: `Add endpoint ${i}` }, turn_number: 3 }), 9, 500),
+)
 
 const todos: TodoItem[] = Array.from({ length: 20 }, (_, i) => ({
   content: `Implement feature ${i}: handler, validation and tests`,
@@ -51,13 +63,26 @@ const state = (i: number): RecitationState => ({
 })
 const recitation = new RecitationManager()
 const sample = recitation.buildRecitation(state(1))!
-row('buildRecitation 20 todos, warm', medianMicros((i) => recitation.buildRecitation(state(i))))
-row('buildRecitation 20 todos, cold (a todo changes each call)', medianMicros((i) => {
-  const s = state(i)
-  s.todos = todos.map((t, j) => (j === 8 ? { ...t, content: `Implement feature ${i}` } : t))
-  recitation.buildRecitation(s)
-}, 9, 500))
-row(`countTokens of that recitation (${countTokens(sample)} tokens), repeated string`, medianMicros(() => countTokens(sample), 9, 500))
+row(
+  'buildRecitation 20 todos, warm',
+  medianMicros((i) => recitation.buildRecitation(state(i))),
+)
+row(
+  'buildRecitation 20 todos, cold (a todo changes each call)',
+  medianMicros(
+    (i) => {
+      const s = state(i)
+      s.todos = todos.map((t, j) => (j === 8 ? { ...t, content: `Implement feature ${i}` } : t))
+      recitation.buildRecitation(s)
+    },
+    9,
+    500,
+  ),
+)
+row(
+  `countTokens of that recitation (${countTokens(sample)} tokens), repeated string`,
+  medianMicros(() => countTokens(sample), 9, 500),
+)
 
 const budget = new InjectionBudgetManager()
 const parts = [
@@ -65,9 +90,19 @@ const parts = [
   { name: 'recitation', content: sample },
   { name: 'reminder', priority: 2, content: 'Standup at 10:00: post the status in #team' },
 ]
-row('countTokens of a 5-token string, new each call', medianMicros((i) => countTokens(`Add endpoint ${i}`), 9, 500))
-row('allocate 3 parts', medianMicros(() => budget.allocate(parts), 9, 500))
+row(
+  'countTokens of a 5-token string, new each call',
+  medianMicros((i) => countTokens(`Add endpoint ${i}`), 9, 500),
+)
+row(
+  'allocate 3 parts',
+  medianMicros(() => budget.allocate(parts), 9, 500),
+)
 
 const width = Math.max(...rows.map(([n]) => n.length))
-console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on a shared machine: compare rows within one run`)
+console.log(
+  `load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} on a shared machine: compare rows within one run`,
+)
 for (const [name, us] of rows) console.log(`${name.padEnd(width)}  ${us.toFixed(2).padStart(8)} µs`)

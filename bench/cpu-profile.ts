@@ -45,8 +45,7 @@ const depth = flag('depth', 4)
 const byId = new Map(profile.nodes.map((n) => [n.id, n]))
 const parent = new Map<number, number>()
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
-const label = (n: Node) =>
-  `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.split('/').slice(-2).join('/')}:${n.callFrame.lineNumber + 1}`
+const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.split('/').slice(-2).join('/')}:${n.callFrame.lineNumber + 1}`
 const stackOf = (id: number): string[] => {
   const out: string[] = []
   for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) out.push(label(byId.get(at)!))

@@ -42,7 +42,10 @@ export interface RunFile {
 }
 
 function jsonLines<T>(path: string): T[] {
-  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T)
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T)
 }
 
 interface TauEpisode {
@@ -109,14 +112,20 @@ export function loadRunFiles(sample?: number): RunFile[] {
     })
   }
   if (existsSync(CODING_DIR)) {
-    for (const f of readdirSync(CODING_DIR).filter((n) => n.endsWith('.jsonl')).sort()) {
+    for (const f of readdirSync(CODING_DIR)
+      .filter((n) => n.endsWith('.jsonl'))
+      .sort()) {
       const runs = jsonLines<CodingRun>(join(CODING_DIR, f))
       const caps = costCaps(runs)
       files.push({
         name: f.replace(/\.jsonl$/, ''),
         runs: cut(runs).map((r) => ({
-          id: r.id, goal: r.goal, ending: codingEnding(r.outcome), steps: r.steps.map(codingStep),
-          cost: r.outcome.cost ?? null, cap: caps.get(r.model) ?? null,
+          id: r.id,
+          goal: r.goal,
+          ending: codingEnding(r.outcome),
+          steps: r.steps.map(codingStep),
+          cost: r.outcome.cost ?? null,
+          cap: caps.get(r.model) ?? null,
         })),
       })
     }

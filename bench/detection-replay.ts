@@ -92,8 +92,7 @@ export async function replayer(s: Setting): Promise<Replayer> {
   async function replay(run: Run): Promise<RunResult> {
     const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, busy: 0, runaways: 0, actions: {}, refused: [], budgetWarned: {} }
     const tokens = () => run.steps.map((x) => cachedTokenCount(`${x.description}\n${x.output}`))
-    const costs =
-      s.endsAt !== undefined ? stepCosts(run, tokens(), s.endsAt) : s.cost === true && run.cost !== null && run.cost > 0 ? stepCosts(run, tokens(), run.cost) : null
+    const costs = s.endsAt !== undefined ? stepCosts(run, tokens(), s.endsAt) : s.cost === true && run.cost !== null && run.cost > 0 ? stepCosts(run, tokens(), run.cost) : null
     const cap = s.endsAt !== undefined ? 1 : run.cap
     const config = costs !== null && cap !== null ? { ...s.config, budget: { cost_usd: cap } } : s.config
     const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: run.goal, config } })

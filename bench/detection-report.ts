@@ -70,11 +70,14 @@ export function figures(file: string, results: RunResult[]): FileFigures {
     budget: Object.fromEntries(
       ['0.5', '0.8'].map((t) => {
         const early = (r: RunResult) => (r.budgetWarned[t] ?? Infinity) <= Math.floor(EARLY_SHARE * r.steps)
-        return [t, {
-          well: well.filter((r) => r.budgetWarned[t] !== undefined).length,
-          ranOutEarly: out.filter(early).length,
-          eitherEarly: out.filter((r) => early(r) || firstWarning(r) <= Math.floor(EARLY_SHARE * r.steps)).length,
-        }]
+        return [
+          t,
+          {
+            well: well.filter((r) => r.budgetWarned[t] !== undefined).length,
+            ranOutEarly: out.filter(early).length,
+            eitherEarly: out.filter((r) => early(r) || firstWarning(r) <= Math.floor(EARLY_SHARE * r.steps)).length,
+          },
+        ]
       }),
     ),
   }
@@ -84,7 +87,8 @@ export function figures(file: string, results: RunResult[]): FileFigures {
 export function budgetLine(f: FileFigures): string | null {
   const b = f.budget
   if (Object.values(b).every((x) => x.well === 0 && x.ranOutEarly === 0)) return null
-  const part = (t: string) => `≥${Number(t) * 100}%: went well warned ${pct(b[t]!.well, f.well)}, ran out warned early ${pct(b[t]!.ranOutEarly, f.ranOut)}, told replan/abort or warned early ${pct(b[t]!.eitherEarly, f.ranOut)}`
+  const part = (t: string) =>
+    `≥${Number(t) * 100}%: went well warned ${pct(b[t]!.well, f.well)}, ran out warned early ${pct(b[t]!.ranOutEarly, f.ranOut)}, told replan/abort or warned early ${pct(b[t]!.eitherEarly, f.ranOut)}`
   return `${f.file} budget warnings ${part('0.5')}; ${part('0.8')}`
 }
 
@@ -95,7 +99,10 @@ export function table(rows: FileFigures[]): string {
   const head = ['file', 'went well', 'loops /100', 'by kind', 'stall /100', 'busy /100', 'told replan', 'told abort', 'ran out', 'early warning', 'H', 'at H: well', 'at H: ran out']
   const lines = rows.map((f) => {
     const loops = Object.values(f.wellLoops).reduce((a, b) => a + b, 0)
-    const kinds = Object.entries(f.wellLoops).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')
+    const kinds = Object.entries(f.wellLoops)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')
     return [
       f.file,
       `${f.well} (${f.wellSteps} steps)`,
@@ -114,5 +121,12 @@ export function table(rows: FileFigures[]): string {
   })
   const all = [head, ...lines]
   const widths = head.map((_, i) => Math.max(...all.map((r) => r[i]!.length)))
-  return all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')
+  return all
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
 }

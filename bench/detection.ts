@@ -82,7 +82,13 @@ async function main(): Promise<void> {
     const steps = rows.reduce((n, f) => n + f.wellSteps + f.ranOutSteps, 0)
     console.log(`${s.name} ${JSON.stringify(s.config)}${s.fields ? '' : ', text only'} (${((performance.now() - started) / 1000).toFixed(0)} s)`)
     console.log(table(rows))
-    const actions = rows.map((f) => `${f.file}: ${Object.entries(f.actions).sort().map(([a, n]) => `${a} ${n}`).join(', ')}`)
+    const actions = rows.map(
+      (f) =>
+        `${f.file}: ${Object.entries(f.actions)
+          .sort()
+          .map(([a, n]) => `${a} ${n}`)
+          .join(', ')}`,
+    )
     console.log(`actions over all steps (every ending; ${steps} steps of runs that went well or ran out):\n  ${actions.join('\n  ')}`)
     const budget = rows.map(budgetLine).filter((l) => l !== null)
     if (budget.length > 0) console.log(budget.join('\n'))

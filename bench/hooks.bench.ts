@@ -26,13 +26,27 @@ function toolEvent(session: string, n: number, rand: () => number): Record<strin
   const base = { session_id: session, transcript_path: `/home/dev/.claude/projects/api/${session}.jsonl`, cwd: '/home/dev/api', permission_mode: 'default', tool_use_id: `toolu_${call}` }
   const todo = call % 12 === 11
   const tool = todo
-    ? { tool_name: 'TodoWrite', tool_input: { todos: [{ content: 'Reproduce the empty last page', status: 'completed', activeForm: 'x' }, { content: 'Fix lastPage', status: call % 24 === 23 ? 'completed' : 'in_progress', activeForm: 'x' }, { content: 'Add a regression test', status: 'pending', activeForm: 'x' }] } }
+    ? {
+        tool_name: 'TodoWrite',
+        tool_input: {
+          todos: [
+            { content: 'Reproduce the empty last page', status: 'completed', activeForm: 'x' },
+            { content: 'Fix lastPage', status: call % 24 === 23 ? 'completed' : 'in_progress', activeForm: 'x' },
+            { content: 'Add a regression test', status: 'pending', activeForm: 'x' },
+          ],
+        },
+      }
     : rand() < 0.5
       ? { tool_name: 'Bash', tool_input: { command: COMMANDS[Math.floor(rand() * COMMANDS.length)], description: 'Run it' } }
       : { tool_name: 'Read', tool_input: { file_path: `/home/dev/api/${FILES[Math.floor(rand() * FILES.length)]}` } }
   if (n % 2 === 0) return { ...base, hook_event_name: 'PreToolUse', ...tool }
   const output = `line ${call}: ${'export function lastPage(total, size) { return Math.floor(total / size) }\n'.repeat(1 + Math.floor(rand() * 20))}`
-  const response = tool.tool_name === 'Bash' ? { stdout: output, stderr: '', interrupted: false, isImage: false } : tool.tool_name === 'Read' ? { type: 'text', file: { filePath: 'x', content: output } } : { oldTodos: [], newTodos: [] }
+  const response =
+    tool.tool_name === 'Bash'
+      ? { stdout: output, stderr: '', interrupted: false, isImage: false }
+      : tool.tool_name === 'Read'
+        ? { type: 'text', file: { filePath: 'x', content: output } }
+        : { oldTodos: [], newTodos: [] }
   return { ...base, hook_event_name: 'PostToolUse', ...tool, tool_response: response, duration_ms: 12 }
 }
 
@@ -40,12 +54,20 @@ async function main(): Promise<void> {
   buildDist()
   const server = await startGoalkeeper()
   try {
-    const res = await fetch(`${server.baseUrl}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) })
+    const res = await fetch(`${server.baseUrl}/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench' }),
+    })
     const { api_key } = (await res.json()) as { api_key: string }
     const headers = { authorization: `Bearer ${api_key}` }
     const sessions = Array.from({ length: SESSIONS }, (_, i) => `cc-bench-${i}`)
     for (const s of sessions) {
-      const r = await fetch(`${server.baseUrl}/v1/hooks/claude-code`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ session_id: s, hook_event_name: 'UserPromptSubmit', prompt: GOAL, cwd: '/home/dev/api' }) })
+      const r = await fetch(`${server.baseUrl}/v1/hooks/claude-code`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ session_id: s, hook_event_name: 'UserPromptSubmit', prompt: GOAL, cwd: '/home/dev/api' }),
+      })
       if (r.status !== 200) throw new Error(`opening ${s}: ${r.status}`)
     }
     console.log(`hooks: ${SESSIONS} Claude Code sessions, PreToolUse / PostToolUse round-robin, open loop, ${SECONDS} s per rate (target p99 ≤ ${TARGET_P99_MS} ms)`)
@@ -65,7 +87,9 @@ async function main(): Promise<void> {
       })
       const bad = [...r.statuses].filter(([s]) => s !== 200).map(([s, n]) => `${n}× ${s}`)
       const p99 = quantile(r.latencies, 0.99)
-      console.log(`  ${String(rate).padStart(5)}/s  ${latencyLine(r)}  ${p99 <= TARGET_P99_MS ? 'meets' : 'misses'} the target${bad.length > 0 ? `  (${bad.join(', ')})` : ''}${r.maxLag > 5 ? `  generator lag ${r.maxLag.toFixed(0)} ms` : ''}`)
+      console.log(
+        `  ${String(rate).padStart(5)}/s  ${latencyLine(r)}  ${p99 <= TARGET_P99_MS ? 'meets' : 'misses'} the target${bad.length > 0 ? `  (${bad.join(', ')})` : ''}${r.maxLag > 5 ? `  generator lag ${r.maxLag.toFixed(0)} ms` : ''}`,
+      )
     }
     console.log(`  peak RSS ${(server.peakRss() / 1024 / 1024).toFixed(1)} MB`)
   } finally {

@@ -67,7 +67,10 @@ const column = (name: string, server: ChildServer, request: (i: number) => OpenL
   overloaded: false,
 })
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1))
 
 async function main(): Promise<void> {
@@ -97,7 +100,16 @@ async function main(): Promise<void> {
     if (hasFlag('reminder')) {
       const baseGet = column('baseline GET', baseline, () => ({ method: 'GET', path: '/ping' }))
       // Turns 1..30 cover the full, compact and ultra-compact modes.
-      columns.push(baseGet, column('reminder GET, 100 sessions', goalkeeper, (i) => ({ method: 'GET', path: `/v1/sessions/${hundred[i % 100]}/reminder?turn=${(Math.floor(i / 100) % 30) + 1}`, headers: auth }), 100, baseGet))
+      columns.push(
+        baseGet,
+        column(
+          'reminder GET, 100 sessions',
+          goalkeeper,
+          (i) => ({ method: 'GET', path: `/v1/sessions/${hundred[i % 100]}/reminder?turn=${(Math.floor(i / 100) % 30) + 1}`, headers: auth }),
+          100,
+          baseGet,
+        ),
+      )
     }
 
     // JIT and caches warm before the first measured rate: 2 s, and every session stepped once.

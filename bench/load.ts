@@ -16,12 +16,33 @@ export const PLAN = [
 
 // Mostly on-task vocabulary with some off-task phrases, so verdicts, drift events and loops all occur.
 const VERBS = ['design', 'implement', 'add', 'write', 'refactor', 'test', 'document', 'review', 'fix', 'validate']
-const OBJECTS = ['user schema', 'login endpoint', 'signup handler', 'JWT token refresh', 'password hashing', 'rate limiter',
-  'auth middleware', 'integration tests', 'OpenAPI spec', 'migration script', 'session store', 'error responses']
-const DETAILS = ['with bcrypt', 'for expired tokens', 'using sqlite', 'behind the gateway', 'per api key', 'with fixtures',
-  'for edge cases', 'in the users module', 'and update the changelog', 'after code review']
-const OFF_TASK = ['browse cat pictures on reddit', 'reorganise the desktop icons', 'read football transfer news',
-  'tweak the terminal colour theme', 'plan the team lunch menu']
+const OBJECTS = [
+  'user schema',
+  'login endpoint',
+  'signup handler',
+  'JWT token refresh',
+  'password hashing',
+  'rate limiter',
+  'auth middleware',
+  'integration tests',
+  'OpenAPI spec',
+  'migration script',
+  'session store',
+  'error responses',
+]
+const DETAILS = [
+  'with bcrypt',
+  'for expired tokens',
+  'using sqlite',
+  'behind the gateway',
+  'per api key',
+  'with fixtures',
+  'for edge cases',
+  'in the users module',
+  'and update the changelog',
+  'after code review',
+]
+const OFF_TASK = ['browse cat pictures on reddit', 'reorganise the desktop icons', 'read football transfer news', 'tweak the terminal colour theme', 'plan the team lunch menu']
 
 /** A small deterministic PRNG (mulberry32), so every run posts the same text sequence. */
 export function prng(seed: number): () => number {

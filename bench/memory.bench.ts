@@ -33,7 +33,11 @@ async function snapshot(server: ChildServer, label: string): Promise<{ label: st
 
 async function main(): Promise<void> {
   if (!fromSource && !hasFlag('no-build')) buildDist()
-  console.log(`Memory bench: ${steps} steps over ${sessionCount} sessions, ${connections} connections; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(
+    `Memory bench: ${steps} steps over ${sessionCount} sessions, ${connections} connections; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   const server = await startGoalkeeper({ fromSource })
   try {
     const rows = [await snapshot(server, 'after start')]
@@ -55,7 +59,11 @@ async function main(): Promise<void> {
     rows.push(await snapshot(server, `after ${result.requests} steps`))
     const peak = server.peakRss()
 
-    console.log(`\nload average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    console.log(
+      `\nload average after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    )
     console.table(rows.map((r) => ({ point: r.label, 'RSS MB': mb(r.rss), 'V8 heap used MB': mb(r.heap) })))
     const after = rows[rows.length - 1]!.rss
     console.log(

@@ -67,7 +67,7 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     inflight.add(p)
     void p.finally(() => inflight.delete(p))
   }
-  for (let i = 0; i < total; ) {
+  for (let i = 0; i < total;) {
     const now = performance.now()
     // Everything due by now goes out now, each timed from its own due time.
     while (i < total && start + (i * 1000) / o.rate <= now) {

@@ -53,9 +53,17 @@ function batches(conversations: number, seed: number) {
         spanId: (++span).toString(16).padStart(16, '0'),
         name: 'chat gpt-4.1',
         attributes: [
-          kv('gen_ai.operation.name', 'chat'), kv('gen_ai.conversation.id', conversation),
-          kv('gen_ai.input.messages', JSON.stringify([{ role: 'system', parts: [{ type: 'text', content: 'You book travel for the user.' }] }, { role: 'user', parts: [{ type: 'text', content: `Book the cheapest flight from ${CITIES[c % 8]} to ${CITIES[(c + 3) % 8]} next Friday and hold a seat (trip ${c})` }] }])),
-          kv('gen_ai.usage.input_tokens', 800 + n), kv('gen_ai.usage.output_tokens', 40),
+          kv('gen_ai.operation.name', 'chat'),
+          kv('gen_ai.conversation.id', conversation),
+          kv(
+            'gen_ai.input.messages',
+            JSON.stringify([
+              { role: 'system', parts: [{ type: 'text', content: 'You book travel for the user.' }] },
+              { role: 'user', parts: [{ type: 'text', content: `Book the cheapest flight from ${CITIES[c % 8]} to ${CITIES[(c + 3) % 8]} next Friday and hold a seat (trip ${c})` }] },
+            ]),
+          ),
+          kv('gen_ai.usage.input_tokens', 800 + n),
+          kv('gen_ai.usage.output_tokens', 40),
         ],
         status: {},
       })
@@ -66,7 +74,9 @@ function batches(conversations: number, seed: number) {
         spanId: (++span).toString(16).padStart(16, '0'),
         name: `execute_tool ${tool}`,
         attributes: [
-          kv('gen_ai.operation.name', 'execute_tool'), kv('gen_ai.conversation.id', conversation), kv('gen_ai.tool.name', tool),
+          kv('gen_ai.operation.name', 'execute_tool'),
+          kv('gen_ai.conversation.id', conversation),
+          kv('gen_ai.tool.name', tool),
           kv('gen_ai.tool.call.id', `call_${seed}_${c}_${n}`),
           kv('gen_ai.tool.call.arguments', JSON.stringify({ from: pick(CITIES), to: pick(CITIES), date: '2026-12-04', passengers: 1 + (n % 3) })),
           kv('gen_ai.tool.call.result', JSON.stringify({ ok: rand() > 0.1, options: [{ flight: `SK${4700 + (n % 50)}`, price: 100 + (n % 90) }] })),
@@ -94,7 +104,11 @@ async function drained(baseUrl: string): Promise<number> {
 async function phase(name: string, spansPerSecond: number, seconds: number, seed: number): Promise<boolean> {
   const server = await startGoalkeeper()
   try {
-    const res = await fetch(`${server.baseUrl}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) })
+    const res = await fetch(`${server.baseUrl}/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench' }),
+    })
     const { api_key } = (await res.json()) as { api_key: string }
     const next = batches(CONVERSATIONS, seed)
     // Bodies built before the clock starts: the generator must not be what falls behind.
@@ -120,9 +134,15 @@ async function phase(name: string, spansPerSecond: number, seconds: number, seed
     const statuses = [...r.statuses].map(([s, n]) => `${n}× ${s}`).join(', ')
     const p99 = quantile(r.latencies, 0.99)
     // The machine's load says how far the latencies can be trusted (2 cores shared with other work).
-    console.log(`${name}: ${spansPerSecond} spans/s (${rate.toFixed(2)} exports of ${BATCH}/s) for ${seconds} s, ${CONVERSATIONS} conversations; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    console.log(
+      `${name}: ${spansPerSecond} spans/s (${rate.toFixed(2)} exports of ${BATCH}/s) for ${seconds} s, ${CONVERSATIONS} conversations; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    )
     console.log(`  ${latencyLine(r)}  ${p99 <= TARGET_P99_MS ? 'meets' : 'misses'} p99 ≤ ${TARGET_P99_MS} ms${r.maxLag > 5 ? `  generator lag ${r.maxLag.toFixed(0)} ms` : ''}`)
-    console.log(`  answers: ${statuses}; backlog drained ${(drainMs / 1000).toFixed(1)} s after the last export; server CPU ${cpuS.toFixed(1)} s; peak RSS ${(server.peakRss() / 1024 / 1024).toFixed(0)} MB`)
+    console.log(
+      `  answers: ${statuses}; backlog drained ${(drainMs / 1000).toFixed(1)} s after the last export; server CPU ${cpuS.toFixed(1)} s; peak RSS ${(server.peakRss() / 1024 / 1024).toFixed(0)} MB`,
+    )
     const applied = verify(server.dir, acknowledged, sent, shedWithRetryAfter)
     return applied && (name !== 'steady' || p99 <= TARGET_P99_MS)
   } finally {
@@ -135,10 +155,12 @@ function verify(dir: string, acknowledged: number, sent: number, shed: number): 
   const db = new Database(join(dir, 'goalkeeper.db'), { readonly: true })
   try {
     const steps = (db.prepare('SELECT COUNT(*) AS n FROM steps').get() as { n: number }).n
-    const records = (db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT conversation || key) AS d FROM otlp_records WHERE kind = 'step' AND state = 1").get() as { n: number; d: number })
+    const records = db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT conversation || key) AS d FROM otlp_records WHERE kind = 'step' AND state = 1").get() as { n: number; d: number }
     const waiting = (db.prepare('SELECT COUNT(*) AS n FROM otlp_records WHERE state = 0 AND kind <> ?').get('usage') as { n: number }).n
     const ok = steps === records.n && records.n === records.d && steps >= acknowledged && waiting === 0
-    console.log(`  tool spans sent ${sent}, acknowledged ${acknowledged}, shed requests ${shed}; steps stored ${steps} (${ok ? 'every acknowledged span applied once' : 'MISMATCH'}), left waiting ${waiting}`)
+    console.log(
+      `  tool spans sent ${sent}, acknowledged ${acknowledged}, shed requests ${shed}; steps stored ${steps} (${ok ? 'every acknowledged span applied once' : 'MISMATCH'}), left waiting ${waiting}`,
+    )
     return ok
   } finally {
     db.close()

@@ -65,11 +65,23 @@ const DATA = process.env.BENCH_DATA ?? fileURLToPath(new URL('../../shared/bench
 /** The offline modes; `embeddings` joins them only with a provider configured. */
 const OFFLINE: SimilarityMode[] = ['lexical', 'enhanced']
 
-interface StsRecord { score: number; sentence1: string; sentence2: string }
-interface TauRecord { id: string; aligned: number; goal: string; step_text: string }
+interface StsRecord {
+  score: number
+  sentence1: string
+  sentence2: string
+}
+interface TauRecord {
+  id: string
+  aligned: number
+  goal: string
+  step_text: string
+}
 
 function readJsonl<T>(path: string): T[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as T)
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as T)
 }
 
 function median(xs: number[]): number {
@@ -116,9 +128,7 @@ async function main(): Promise<void> {
   const tau = readJsonl<TauRecord>(`${DATA}tau-bench-airline-drift/tau-airline-bench.jsonl`)
   // Steps whose text names the on-task customer's user_id, dropped as pos+neg pairs.
   const stepKey = (r: TauRecord) => r.id.replace(/-(pos|neg)$/, '')
-  const withUid = new Set(
-    tau.filter((r) => r.aligned === 1 && r.step_text.includes(/You are (\w+)/.exec(r.goal)?.[1] ?? '\u0000')).map(stepKey),
-  )
+  const withUid = new Set(tau.filter((r) => r.aligned === 1 && r.step_text.includes(/You are (\w+)/.exec(r.goal)?.[1] ?? '\u0000')).map(stepKey))
   const tauNoUid = tau.filter((r) => !withUid.has(stepKey(r)))
   const cols: Record<SimilarityMode, string[]> = { lexical: [], enhanced: [], embeddings: [] }
   const labels: string[] = []
@@ -131,7 +141,11 @@ async function main(): Promise<void> {
     const stsScores = sts.map((r) => textSimilarity(mode, r.sentence1, r.sentence2))
     const gold = sts.map((r) => r.score)
     const tauScores = tau.map((r) => createScorer(r.goal, mode).similarity(r.step_text))
-    const tauAuc = (rs: TauRecord[]) => rocAuc(rs.map((r) => createScorer(r.goal, mode).similarity(r.step_text)), rs.map((r) => r.aligned === 1))
+    const tauAuc = (rs: TauRecord[]) =>
+      rocAuc(
+        rs.map((r) => createScorer(r.goal, mode).similarity(r.step_text)),
+        rs.map((r) => r.aligned === 1),
+      )
     const t = DEFAULT_DRIFT_THRESHOLDS[mode]
     const flagged = (aligned: number) => {
       const xs = tauScores.filter((_, i) => tau[i]!.aligned === aligned)
@@ -154,24 +168,51 @@ async function main(): Promise<void> {
     cols[mode] = figures.map(([, v]) => v)
   }
   if (embeddings !== undefined) {
-    const stsScores = await pairCosines(embeddings, sts.map((r) => ({ a: r.sentence1, b: r.sentence2 })))
-    const tauScores = await pairCosines(embeddings, tau.map((r) => ({ a: r.goal, b: r.step_text })))
+    const stsScores = await pairCosines(
+      embeddings,
+      sts.map((r) => ({ a: r.sentence1, b: r.sentence2 })),
+    )
+    const tauScores = await pairCosines(
+      embeddings,
+      tau.map((r) => ({ a: r.goal, b: r.step_text })),
+    )
     const t = DEFAULT_DRIFT_THRESHOLDS.embeddings
     const pick = (keep: (r: TauRecord) => boolean) => tau.map((r, i) => [r, tauScores[i]!] as const).filter(([r]) => keep(r))
-    const auc = (rs: (readonly [TauRecord, number])[]) => rocAuc(rs.map(([, x]) => x), rs.map(([r]) => r.aligned === 1))
+    const auc = (rs: (readonly [TauRecord, number])[]) =>
+      rocAuc(
+        rs.map(([, x]) => x),
+        rs.map(([r]) => r.aligned === 1),
+      )
     const flagged = (aligned: number) => {
       const xs = pick((r) => r.aligned === aligned).map(([, x]) => x)
       return ((100 * xs.filter((x) => x < t).length) / xs.length).toFixed(1)
     }
     cols.embeddings = [
-      (100 * spearman(stsScores, sts.map((r) => r.score))).toFixed(2),
-      (100 * pearson(stsScores, sts.map((r) => r.score))).toFixed(2),
+      (
+        100 *
+        spearman(
+          stsScores,
+          sts.map((r) => r.score),
+        )
+      ).toFixed(2),
+      (
+        100 *
+        pearson(
+          stsScores,
+          sts.map((r) => r.score),
+        )
+      ).toFixed(2),
       auc(pick(() => true)).toFixed(4),
       auc(pick((r) => !withUid.has(stepKey(r)))).toFixed(4),
       String(t),
       flagged(1),
       flagged(0),
-      (await microsPerCall(embeddings, tau.slice(0, 30).map((r) => r.step_text))).toFixed(0),
+      (
+        await microsPerCall(
+          embeddings,
+          tau.slice(0, 30).map((r) => r.step_text),
+        )
+      ).toFixed(0),
       '–',
       '–',
     ]

@@ -111,11 +111,28 @@ async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, m
   await ctx.h.db.transaction(async () => {
     for (let i = 0; i < n; i++) {
       await ctx.repo.insert({
-        id: newId('rem', NOW - n + i), agent_id: agentId, session_id: null, title: words(4), body: words(14),
-        trigger_type: 'scheduled', trigger_at: NOW + 86_400_000 + i, trigger_cron: null, trigger_timezone: null,
-        trigger_pattern: null, status: 'pending', priority: 'normal', context_tags: JSON.stringify([word()]),
-        quiet_hours_exempt: 0, missed_policy: 'once', created_at: NOW, updated_at: NOW, triggered_at: null,
-        completed_at: null, snooze_until: null, last_fired_at: null, next_fire_at: NOW + 86_400_000 + i,
+        id: newId('rem', NOW - n + i),
+        agent_id: agentId,
+        session_id: null,
+        title: words(4),
+        body: words(14),
+        trigger_type: 'scheduled',
+        trigger_at: NOW + 86_400_000 + i,
+        trigger_cron: null,
+        trigger_timezone: null,
+        trigger_pattern: null,
+        status: 'pending',
+        priority: 'normal',
+        context_tags: JSON.stringify([word()]),
+        quiet_hours_exempt: 0,
+        missed_policy: 'once',
+        created_at: NOW,
+        updated_at: NOW,
+        triggered_at: null,
+        completed_at: null,
+        snooze_until: null,
+        last_fired_at: null,
+        next_fire_at: NOW + 86_400_000 + i,
         ...make(i),
       })
     }
@@ -134,7 +151,10 @@ async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, m
   wall.length = 0
   cpu.length = 0
   let hits = 0
-  for (const q of queries) await timeMs(async () => { hits += (await ctx.search.search('agt_big', q, 20)).items.length })
+  for (const q of queries)
+    await timeMs(async () => {
+      hits += (await ctx.search.search('agt_big', q, 20)).items.length
+    })
   report('search, 100,000 reminders (+20,000 of other agents), 2-word queries, limit 20', `avg ${(hits / queries.length).toFixed(1)} hits; load ${loadS.toFixed(1)} s`)
   await ctx.h.close()
 }
@@ -152,7 +172,7 @@ async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, m
       patterns.push(p)
       return { trigger_type: 'context', trigger_at: null, trigger_pattern: p, next_fire_at: null }
     }
-    if (i < 400) return { trigger_type: 'recurring', trigger_at: null, trigger_cron: '0 9 * * 1', next_fire_at: NOW + 3_600_000 * (i % 50 + 1) }
+    if (i < 400) return { trigger_type: 'recurring', trigger_at: null, trigger_cron: '0 9 * * 1', next_fire_at: NOW + 3_600_000 * ((i % 50) + 1) }
     return {}
   })
   // Messages: 30 words of chatter, a third of them mentioning a context pattern.
@@ -176,7 +196,10 @@ async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, m
   wall.length = 0
   cpu.length = 0
   let delivered = 0
-  for (const m of messages) await timeMs(async () => { delivered += (await run(m)).reminders.length })
+  for (const m of messages)
+    await timeMs(async () => {
+      delivered += (await run(m)).reminders.length
+    })
   report('turn start, 1,000 reminders, in-process TurnsService.start', `avg ${(delivered / messages.length).toFixed(1)} reminders injected`)
 
   // The same turns for a session with 50 steps behind it: its goal reminder and recitation come
@@ -190,7 +213,10 @@ async function bulk(ctx: ReturnType<typeof setup>, agentId: string, n: number, m
   wall.length = 0
   cpu.length = 0
   let parts = 0
-  for (const m of messages) await timeMs(async () => { parts += (await runSession(m)).parts.length })
+  for (const m of messages)
+    await timeMs(async () => {
+      parts += (await runSession(m)).parts.length
+    })
   report('turn start with a session, 1,000 reminders', `avg ${(parts / messages.length).toFixed(1)} parts`)
   await ctx.h.close()
 }

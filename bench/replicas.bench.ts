@@ -25,7 +25,11 @@ const reminderCount = flag('reminders', 10_000)
 
 async function main(): Promise<void> {
   if (!hasFlag('no-build')) buildDist()
-  console.log(`replicas bench; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(
+    `replicas bench; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   const cluster = await startDurableCluster()
   const replicas: ChildServer[] = []
   const receiver = await new Receiver().start()

@@ -83,9 +83,7 @@ function insertReminders(handle: SqliteHandle, count: number, atOf: (i: number) 
 
 /** Moves reminders inserted at offsets from 0 to offsets from `base` (ids below `below`). */
 function shift(handle: SqliteHandle, base: number, below: string): void {
-  handle.sqlite
-    .prepare('UPDATE reminders SET trigger_at = trigger_at + @base, next_fire_at = next_fire_at + @base WHERE id < @below')
-    .run({ base, below })
+  handle.sqlite.prepare('UPDATE reminders SET trigger_at = trigger_at + @base, next_fire_at = next_fire_at + @base WHERE id < @below').run({ base, below })
 }
 
 async function burst(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>) {

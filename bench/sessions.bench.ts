@@ -92,4 +92,6 @@ console.log('\ngoal sessions: step write path on a SQLite file (WAL, synchronous
 console.table(rows)
 console.log(`LRU speed-up on a step: ${(stepUncached / stepCached).toFixed(2)}×`)
 console.log(`snapshot after ${stepsTaken} steps: ${snapshot.n} bytes (rewritten with every write)`)
-console.log(`POST /v1/sessions/{id}/steps through app.inject, ${N} requests: median ${times[N >> 1]!.toFixed(0)} µs, p90 ${times[Math.floor(N * 0.9)]!.toFixed(0)} µs, p99 ${times[Math.floor(N * 0.99)]!.toFixed(0)} µs`)
+console.log(
+  `POST /v1/sessions/{id}/steps through app.inject, ${N} requests: median ${times[N >> 1]!.toFixed(0)} µs, p90 ${times[Math.floor(N * 0.9)]!.toFixed(0)} µs, p99 ${times[Math.floor(N * 0.99)]!.toFixed(0)} µs`,
+)

@@ -53,7 +53,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`
 
 async function main(): Promise<void> {
-  console.log(`UI bench: first load of /ui/sessions/{id} with ${steps} steps, ${runs} cold runs; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(
+    `UI bench: first load of /ui/sessions/{id} with ${steps} steps, ${runs} cold runs; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   const { app, base, agentId, apiKey } = await startUiApp()
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] })
   try {

@@ -10,15 +10,17 @@ const port = Number(process.env.RECEIVER_PORT ?? 9000)
 
 createServer((req, res) => {
   const chunks = []
-  req.on('data', (c) => chunks.push(c)).on('end', () => {
-    try {
-      // Throws unless webhook-signature matches "id.timestamp.body" and the timestamp is within 5 minutes.
-      const event = wh.verify(Buffer.concat(chunks).toString('utf8'), req.headers)
-      // webhook-id is the same on every retry of one event: deduplicate on it.
-      console.log(req.headers['webhook-id'], event.type, JSON.stringify(event.data))
-      res.writeHead(204).end()
-    } catch {
-      res.writeHead(400).end()
-    }
-  })
+  req
+    .on('data', (c) => chunks.push(c))
+    .on('end', () => {
+      try {
+        // Throws unless webhook-signature matches "id.timestamp.body" and the timestamp is within 5 minutes.
+        const event = wh.verify(Buffer.concat(chunks).toString('utf8'), req.headers)
+        // webhook-id is the same on every retry of one event: deduplicate on it.
+        console.log(req.headers['webhook-id'], event.type, JSON.stringify(event.data))
+        res.writeHead(204).end()
+      } catch {
+        res.writeHead(400).end()
+      }
+    })
 }).listen(port, '127.0.0.1')

@@ -115,7 +115,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   log('similarity (word rarity and character n-grams; threshold 0.115) rather than the default lexical word overlap.\n')
   log('The agent posts each step it takes (POST /v1/sessions/{id}/steps) and reads the verdict.')
   log('align = what the step shows of the goal and plan (0.5 neutral); drift = the running drift score (off-goal steps')
-  log('raise it: adjust from 0.3, replan from 0.6); sim/severity = the step\'s similarity to the goal and its drift')
+  log("raise it: adjust from 0.3, replan from 0.6); sim/severity = the step's similarity to the goal and its drift")
   log('severity (enhanced pulls the scores of short texts toward 0.12, so a short off-goal step often grades only')
   log('low, a longer one moderate or worse); off = off-goal steps in a row (more than 3 is sustained drift).\n')
   log(`${'#'.padStart(2)}  ${pad('step', 48)} align  drift    sim  severity  off  action`)
@@ -149,12 +149,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
 
   const turn = DEMO_RUN.length + 1
   log(`\nBefore its next LLM call (turn ${turn}) the agent gets a goal reminder to inject, recorded as shown (POST /v1/sessions/{id}/reminder):`)
-  const reminder = await call<{ text: string; mode: string; token_estimate: number; includes_drift_warning: boolean }>(
-    opts,
-    'POST',
-    `/v1/sessions/${session.id}/reminder`,
-    { turn },
-  )
+  const reminder = await call<{ text: string; mode: string; token_estimate: number; includes_drift_warning: boolean }>(opts, 'POST', `/v1/sessions/${session.id}/reminder`, { turn })
   log(`  mode ${reminder.mode}, ${reminder.token_estimate} tokens${reminder.includes_drift_warning ? ', with a drift warning' : ''}:`)
   log(indent(reminder.text))
 
@@ -171,11 +166,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   log(indent(JSON.stringify(context)))
   await call(opts, 'PUT', `/v1/sessions/${session.id}/context`, context)
   log(`\nAnd reads the recitation block it would inject (GET /v1/sessions/{id}/recitation?iteration=${turn}):`)
-  const recitation = await call<{ should_inject: boolean; text: string | null; content: string | null; token_estimate: number }>(
-    opts,
-    'GET',
-    `/v1/sessions/${session.id}/recitation?iteration=${turn}`,
-  )
+  const recitation = await call<{ should_inject: boolean; text: string | null; content: string | null; token_estimate: number }>(opts, 'GET', `/v1/sessions/${session.id}/recitation?iteration=${turn}`)
   log(`  due now: ${recitation.should_inject ? 'yes' : 'no'}, ${recitation.token_estimate} tokens:`)
   log(indent(recitation.text ?? recitation.content ?? '(empty)'))
   log(`\nVerdicts: ${actions.join(' → ')}`)

@@ -47,10 +47,7 @@ export const problemResponses = {
  * become the request example that Swagger UI's "Try it out" sends; without one it builds a sample
  * from the schema's extremes (drift_threshold 1, max_tokens 1), which runs but means nothing.
  */
-export function Body<T extends TProperties>(
-  properties: T,
-  options: { description?: string; examples?: Static<TObject<T>>[] } = {},
-): TObject<T> {
+export function Body<T extends TProperties>(properties: T, options: { description?: string; examples?: Static<TObject<T>>[] } = {}): TObject<T> {
   return Type.Object(properties, { ...options, additionalProperties: false })
 }
 
@@ -85,8 +82,7 @@ export const JsonObjectInput = (limits: JsonLimits, description: string) =>
   })
 
 /** An id with its type prefix, e.g. `Id('agt')`. */
-export const Id = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]+$`, maxLength: 64, examples: [`${prefix}_0mhx3k2c8Yy6a4pQ1rT9sWb2`] })
+export const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]+$`, maxLength: 64, examples: [`${prefix}_0mhx3k2c8Yy6a4pQ1rT9sWb2`] })
 
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T09:00:00.000Z'] })
 
@@ -98,8 +94,7 @@ const PageLimit = Defaulted(Type.Integer({ minimum: 1, maximum: 200, default: 50
  * as given, garbage sorted before or after every id and silently restarted or emptied the list.
  * The length bound sits in the pattern so a bad cursor gets one error, not two.
  */
-const IdCursor = (prefix: IdPrefix) =>
-  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
+const IdCursor = (prefix: IdPrefix) => Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,${63 - prefix.length}}$`, description: `The previous page's next_cursor (${prefix}_…).` })
 /**
  * A pattern for the decimal integers 0..max, no leading zeros: a number cursor stays a string (as
  * next_cursor is) yet has a range, so a cursor past its column's type is a 400, not a database
@@ -122,8 +117,7 @@ export function decimalUpTo(max: number): string {
 export const INT4_MAX = 2_147_483_647
 
 /** The cursor of a list keyed by a number (step number, event sequence), at most `max`. */
-const NumberCursor = (max: number) =>
-  Type.String({ pattern: decimalUpTo(max), description: `The previous page's next_cursor (a number, 0–${max}).` })
+const NumberCursor = (max: number) => Type.String({ pattern: decimalUpTo(max), description: `The previous page's next_cursor (a number, 0–${max}).` })
 
 /** `?limit=&cursor=` of a list of `prefix` ids; the cursor is the last id of the previous page. */
 export const PaginationQuery = (prefix: IdPrefix) => Type.Object({ limit: PageLimit, cursor: Type.Optional(IdCursor(prefix)) })

@@ -33,7 +33,9 @@ export function createServices(deps: ServiceDeps) {
     db: deps.handle.db,
     clock: deps.clock,
     metrics: deps.metrics,
-    ...(deps.config.llm === undefined ? {} : { llmVerify: createLlmVerify(deps.config.llm), llmOpinion: createLlmVerify(deps.config.llm, OPINION_MAX_TOKENS), llmTimeoutMs: deps.config.llm.timeoutMs }),
+    ...(deps.config.llm === undefined
+      ? {}
+      : { llmVerify: createLlmVerify(deps.config.llm), llmOpinion: createLlmVerify(deps.config.llm, OPINION_MAX_TOKENS), llmTimeoutMs: deps.config.llm.timeoutMs }),
     ...(deps.config.embeddings === undefined
       ? {}
       : {

@@ -111,8 +111,5 @@ export async function buildTestApp(overrides: TestAppOverrides = {}): Promise<Te
  * nothing is sent): the outbox stores a message only when some subscription wants it.
  */
 export async function subscribeToEvents(db: SqlDatabase, agentId: string): Promise<void> {
-  await db.run("INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES (?, ?, 'http://127.0.0.1:9/hook', 'whsec_dGVzdA==', 0, 0)", [
-    `wh_${agentId}`,
-    agentId,
-  ])
+  await db.run("INSERT INTO webhooks (id, agent_id, url, secret, created_at, updated_at) VALUES (?, ?, 'http://127.0.0.1:9/hook', 'whsec_dGVzdA==', 0, 0)", [`wh_${agentId}`, agentId])
 }

@@ -77,7 +77,15 @@ interface Started {
 /** `npm start` in its own process group (as a terminal runs it), ready once /healthz answers. */
 async function npmStart(): Promise<Started> {
   const port = await freePort()
-  const env = { ...process.env, HOST: '127.0.0.1', PORT: String(port), GOALKEEPER_DB: join(copy, 'data', 'gk.db'), GOALKEEPER_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0' }
+  const env = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    GOALKEEPER_DB: join(copy, 'data', 'gk.db'),
+    GOALKEEPER_ADMIN_TOKEN: ADMIN,
+    LOG_LEVEL: 'warn',
+    GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0',
+  }
   // Niced (nice execs npm, so the pid is npm's): its build and its 50 MB of requests yield the CPU
   // to the tests running beside it, whose timings this test must not push past their timeouts.
   const npm = spawn('nice', ['-n', '15', 'npm', 'start'], { cwd: copy, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -118,7 +126,12 @@ async function expectStopped(s: Started, code: number | null): Promise<void> {
   // once on Node.js 22): what must not happen is a process that stays.
   for (let i = 0; i < 50 && groupMembers(s.npm.pid!).length > 0; i++) await new Promise((r) => setTimeout(r, 100))
   expect(groupMembers(s.npm.pid!)).toEqual([])
-  expect(await fetch(`${s.base}/healthz`).then(() => 'answered', () => 'refused')).toBe('refused')
+  expect(
+    await fetch(`${s.base}/healthz`).then(
+      () => 'answered',
+      () => 'refused',
+    ),
+  ).toBe('refused')
 }
 
 describe('npm start', () => {
@@ -143,7 +156,9 @@ describe('npm start', () => {
           // gone
         }
       }, 50)
-      const agent = (await (await fetch(`${s.base}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"load"}' })).json()) as { api_key: string }
+      const agent = (await (
+        await fetch(`${s.base}/v1/agents`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"load"}' })
+      ).json()) as { api_key: string }
       const headers = { authorization: `Bearer ${agent.api_key}`, 'content-type': 'application/json' }
       const bodies = Array.from({ length: 50 }, (_, k) => largestSession(k))
       expect(Math.min(...bodies.map((b) => Buffer.byteLength(b)))).toBeGreaterThan(1_000_000)

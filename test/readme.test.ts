@@ -68,7 +68,10 @@ const checks: { starts: string; check: (r: BlockRun) => void }[] = [
       expect(r.statuses).toEqual([201, 202, 200, 200])
       expect(r.vars.W).toMatch(/^whk_/)
       const { items } = r.bodies.at(-1) as { items: { event_type: string; status_code: number }[] }
-      expect(items.map((d) => [d.event_type, d.status_code]).sort()).toEqual([['reminder.triggered', 204], ['webhook.test', 204]])
+      expect(items.map((d) => [d.event_type, d.status_code]).sort()).toEqual([
+        ['reminder.triggered', 204],
+        ['webhook.test', 204],
+      ])
       // The receiver shares the block's stdout: it printed both, so both signatures verified.
       expect(r.stdout).toMatch(/^msg_\S+ webhook\.test \{/m)
       expect(r.stdout).toMatch(new RegExp(`^msg_\\S+ reminder\\.triggered \\{"reminder":\\{"id":"${r.vars.R}"`, 'm'))
@@ -125,7 +128,13 @@ describe('README examples', () => {
     expect(server).toHaveLength(1)
     const command = /^((?:[A-Z_]+=\S+ )*)npm start$/.exec(server[0]!.code.trim())
     expect(command, 'the server block is `VAR=value … npm start`').not.toBeNull()
-    const env = Object.fromEntries(command![1]!.trim().split(/\s+/).filter(Boolean).map((kv) => kv.split('=') as [string, string]))
+    const env = Object.fromEntries(
+      command![1]!
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((kv) => kv.split('=') as [string, string]),
+    )
 
     const printed: string[] = []
     const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
@@ -141,7 +150,10 @@ describe('README examples', () => {
     const shown = /`(goalkeeper: created bootstrap agent agt_….*gk_…)`/.exec(README)?.[1]
     expect(shown).toBeDefined()
     const pattern = new RegExp(shown!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/…/g, '([A-Za-z0-9_-]+)'))
-    const line = printed.join('').split('\n').find((l) => pattern.test(l))
+    const line = printed
+      .join('')
+      .split('\n')
+      .find((l) => pattern.test(l))
     expect(line, `printed: ${printed.join('')}`).toBeDefined()
     key = `gk_${pattern.exec(line!)![2]!}`
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
@@ -175,10 +187,7 @@ describe('README examples', () => {
 
   runBlocks.forEach((block, i) => {
     it(`runs the block at line ${block.line}: ${block.code.split('\n')[0]!.slice(0, 60)}`, async () => {
-      const code = block.code
-        .replaceAll('http://127.0.0.1:8080', base)
-        .replaceAll('gk_…', key)
-        .replaceAll('127.0.0.1:9000', `127.0.0.1:${receiverPort}`)
+      const code = block.code.replaceAll('http://127.0.0.1:8080', base).replaceAll('gk_…', key).replaceAll('127.0.0.1:9000', `127.0.0.1:${receiverPort}`)
       const run = await shell.run(code)
       expect(run.code, `exit status; stderr:\n${run.stderr}`).toBe(0)
       checks[i]!.check(run)
@@ -209,7 +218,12 @@ describe('README and docs', () => {
   })
 
   it('name only files and folders the repository has', () => {
-    const docs = ['README.md', ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+    const docs = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ]
     expect(docs).toContain('docs/decisions/README.md')
     const missing: string[] = []
     for (const doc of docs) {
@@ -230,7 +244,11 @@ function pathExists(path: string): boolean {
   const slash = path.lastIndexOf('/')
   const [dir, name] = [join(ROOT, path.slice(0, slash)), path.slice(slash + 1)]
   if (!name.includes('*')) return existsSync(join(ROOT, path))
-  const pattern = new RegExp(`^${name.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+  const pattern = new RegExp(
+    `^${name
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  )
   return existsSync(dir) && readdirSync(dir).some((f) => pattern.test(f))
 }
-

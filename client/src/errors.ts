@@ -43,10 +43,7 @@ export class GoalkeeperError extends Error {
     if (isProblem(body)) return new GoalkeeperError(body, { retryAfter })
     const text = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body)
     const url = new URL(response.url || 'http://invalid/')
-    return new GoalkeeperError(
-      { type: 'about:blank', title: response.statusText || `HTTP ${response.status}`, status: response.status, detail: text, instance: url.pathname },
-      { retryAfter },
-    )
+    return new GoalkeeperError({ type: 'about:blank', title: response.statusText || `HTTP ${response.status}`, status: response.status, detail: text, instance: url.pathname }, { retryAfter })
   }
 
   /** No response: the connection failed or every attempt timed out. */

@@ -22,7 +22,7 @@ type HeaderSource = Headers | Record<string, string | string[] | undefined>
  */
 export function verifyWebhook(secret: string, body: string | Buffer, headers: HeaderSource): WebhookEvent {
   const get = (name: string): string => {
-    const value = headers instanceof Headers ? headers.get(name) : headers[name] ?? headers[name.toLowerCase()]
+    const value = headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()])
     return (Array.isArray(value) ? value[0] : value) ?? ''
   }
   const payload = typeof body === 'string' ? body : body.toString('utf8')

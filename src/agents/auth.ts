@@ -34,8 +34,7 @@ export interface AuthOptions {
   publicPluginPrefixes?: string[]
 }
 
-const NO_ADMIN_TOKEN =
-  'Admin routes are disabled because GOALKEEPER_ADMIN_TOKEN is not set. Set it (16+ characters) and restart.'
+const NO_ADMIN_TOKEN = 'Admin routes are disabled because GOALKEEPER_ADMIN_TOKEN is not set. Set it (16+ characters) and restart.'
 
 function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization

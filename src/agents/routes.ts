@@ -13,10 +13,7 @@ const CreatedAgent = Type.Object(
   },
   { title: 'CreatedAgent' },
 )
-const CreatedKey = Type.Object(
-  { id: Id('key'), api_key: Type.String({ description: 'Shown once; only its hash is stored.' }), created_at: Timestamp },
-  { title: 'CreatedApiKey' },
-)
+const CreatedKey = Type.Object({ id: Id('key'), api_key: Type.String({ description: 'Shown once; only its hash is stored.' }), created_at: Timestamp }, { title: 'CreatedApiKey' })
 const CreateAgentBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { examples: [{ name: 'search-api-agent' }] })
 const AgentParams = Type.Object({ agent_id: Id('agt') })
 const security = [{ adminToken: [] }]

@@ -60,16 +60,16 @@ export class AgentsService {
     const now = this.clock()
     const id = newId('agt', now)
     const apiKey = generateApiKey()
-    await this.repo.insert(
-      { id, name, created_at: now },
-      { id: newId('key', now), agent_id: id, key_hash: hashApiKey(apiKey).toString('hex'), created_at: now },
-    )
+    await this.repo.insert({ id, name, created_at: now }, { id: newId('key', now), agent_id: id, key_hash: hashApiKey(apiKey).toString('hex'), created_at: now })
     return { id, name, api_key: apiKey, created_at: isoAt(now) }
   }
 
   async list(limit: number, cursor?: string): Promise<Page<Agent>> {
     const rows = await this.repo.list(limit, cursor)
-    return pageOf(rows.map((r) => ({ id: r.id, name: r.name, created_at: isoAt(r.created_at) })), limit)
+    return pageOf(
+      rows.map((r) => ({ id: r.id, name: r.name, created_at: isoAt(r.created_at) })),
+      limit,
+    )
   }
 
   count(): Promise<number> {

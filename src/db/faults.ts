@@ -9,12 +9,7 @@ import { AppError } from '../errors.js'
 
 // Node's socket errors and node-postgres's own messages (it gives them no code).
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
-const LOST = [
-  'Connection terminated',
-  'timeout exceeded when trying to connect',
-  'Client has encountered a connection error and is not queryable',
-  'Client was closed and is not queryable',
-]
+const LOST = ['Connection terminated', 'timeout exceeded when trying to connect', 'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable']
 /** node-postgres's client-side cut: the server, or the network to it, did not answer in time. */
 const READ_TIMEOUT = 'Query read timeout'
 

@@ -34,8 +34,7 @@ const INT8_OID = 20
 // Epoch milliseconds and serials are int8, which pg hands back as strings (they may exceed 2^53);
 // ours stay far below, so they are read as numbers, as SQLite gives them.
 const types: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format))) as pg.CustomTypesConfig['getTypeParser'],
 }
 
 export function openPg(url: string, options: PgOptions = {}): PgHandle {

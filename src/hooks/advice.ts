@@ -14,8 +14,7 @@ import { pct } from '../engine/detection/spend-budget.js'
 
 const TODO: Record<'adjust' | 'replan' | 'abort', string> = {
   adjust: 'Make sure your next step serves the goal.',
-  replan:
-    'Before your next tool call, stop and replan: say what is done, what failed and what you will try next, and update your todo list.',
+  replan: 'Before your next tool call, stop and replan: say what is done, what failed and what you will try next, and update your todo list.',
   abort: 'Stop here: tell the user what you did, what went wrong and what you tried, and ask how to proceed.',
 }
 

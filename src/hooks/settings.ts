@@ -45,7 +45,14 @@ export function hookConfigOverrides(q: HookQuery): SessionConfigInput {
     ...(q.escalation === undefined ? {} : { escalation: q.escalation }),
     ...(q.similarity === undefined ? {} : { similarity: q.similarity }),
     ...(Object.keys(budget).length === 0 ? {} : { budget }),
-    ...(q.loop_exempt_tools === undefined ? {} : { loop_exempt_tools: q.loop_exempt_tools.split(',').map((t) => t.trim()).filter((t) => t !== '') }),
+    ...(q.loop_exempt_tools === undefined
+      ? {}
+      : {
+          loop_exempt_tools: q.loop_exempt_tools
+            .split(',')
+            .map((t) => t.trim())
+            .filter((t) => t !== ''),
+        }),
   }
 }
 

@@ -61,10 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const clock = deps.clock ?? wallClock
   const metrics = deps.metrics ?? createMetrics()
   const services = createServices({ config: deps.config, handle: deps.handle, clock, metrics })
-  const logging =
-    typeof deps.logger === 'object'
-      ? { loggerInstance: deps.logger }
-      : { logger: deps.logger === false ? false : { level: deps.config.logLevel, redact: ['req.headers.authorization'] } }
+  const logging = typeof deps.logger === 'object' ? { loggerInstance: deps.logger } : { logger: deps.logger === false ? false : { level: deps.config.logLevel, redact: ['req.headers.authorization'] } }
 
   const app = Fastify({
     ...logging,

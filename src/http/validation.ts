@@ -205,8 +205,7 @@ export function foldUnions(issues: readonly AjvIssue[]): AjvIssue[] {
     // ajv reports a failed anyOf right after its branches' issues, whose schema paths it prefixes
     // and whose values sit at or under its own (the latter tells array items apart).
     const prefix = `${issue.schemaPath}/`
-    const within = (i: AjvIssue) =>
-      i.schemaPath.startsWith(prefix) && (i.instancePath === issue.instancePath || i.instancePath.startsWith(`${issue.instancePath}/`))
+    const within = (i: AjvIssue) => i.schemaPath.startsWith(prefix) && (i.instancePath === issue.instancePath || i.instancePath.startsWith(`${issue.instancePath}/`))
     let start = out.length
     while (start > 0 && within(out[start - 1]!)) start--
     out.push(...foldUnion(issue, out.splice(start), prefix))
@@ -240,7 +239,12 @@ function foldUnion(anyOf: AjvIssue, group: AjvIssue[], prefix: string): AjvIssue
   const reasons = unique(others.flat())
   if (reasons.length === 1 && others.every((b) => b.length === 1)) return reasons
   // A union of objects with one literal field that tells them apart.
-  const tags = new Set(others.flat().filter((i) => isConst(i) && isChildOf(i.instancePath, at)).map((i) => i.instancePath))
+  const tags = new Set(
+    others
+      .flat()
+      .filter((i) => isConst(i) && isChildOf(i.instancePath, at))
+      .map((i) => i.instancePath),
+  )
   if (tags.size === 1) {
     const tag = tags.values().next().value!
     const matched = others.filter((b) => !b.some((i) => isConst(i) && i.instancePath === tag))
@@ -306,7 +310,7 @@ declare module 'fastify' {
 }
 
 /**
-* Text in a JSON object body or a query string that a database cannot store alike (a NUL, a lone
+ * Text in a JSON object body or a query string that a database cannot store alike (a NUL, a lone
  * surrogate) is a 400 naming the field on every route, before anything reads it. The fields a
  * route lists in `textMended` are mended instead.
  */

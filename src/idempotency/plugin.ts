@@ -41,72 +41,75 @@ const MISMATCH = 'This Idempotency-Key was already used with a different request
  * one header lookup. Registered before the routes: it hooks the idempotent ones as they are added,
  * after auth, whose agent scopes the keys.
  */
-export const idempotency = fp<{ service: IdempotencyService }>(async (app, { service }) => {
-  app.decorateRequest('idempotency', null)
-  // Keys whose first request is still running (handlers that await, e.g. a DNS check), with what
-  // that request was: a concurrent duplicate gets a 409 to retry instead of running the write
-  // twice; another request under the same key gets the final mismatch 409 at once.
-  const inFlight = new Map<string, IdempotencyRequest>()
-  const slot = (req: IdempotencyState) => `${req.scope}\u0000${req.key}`
+export const idempotency = fp<{ service: IdempotencyService }>(
+  async (app, { service }) => {
+    app.decorateRequest('idempotency', null)
+    // Keys whose first request is still running (handlers that await, e.g. a DNS check), with what
+    // that request was: a concurrent duplicate gets a 409 to retry instead of running the write
+    // twice; another request under the same key gets the final mismatch 409 at once.
+    const inFlight = new Map<string, IdempotencyRequest>()
+    const slot = (req: IdempotencyState) => `${req.scope}\u0000${req.key}`
 
-  // preHandler: after auth (scope) and body validation (hash of the parsed body).
-  const preHandler = (status: number) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const raw = request.headers[HEADER]
-    if (raw === undefined) return
-    const key = Array.isArray(raw) ? raw[0] : raw
-    if (!key || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters.')
-    const req: IdempotencyState = {
-      scope: request.agentId || 'admin',
-      agentId: request.agentId || null,
-      key,
-      method: request.method,
-      path: request.url.split('?')[0] ?? request.url,
-      bodyHash: hashBody(request.body),
-      status,
+    // preHandler: after auth (scope) and body validation (hash of the parsed body).
+    const preHandler = (status: number) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const raw = request.headers[HEADER]
+      if (raw === undefined) return
+      const key = Array.isArray(raw) ? raw[0] : raw
+      if (!key || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters.')
+      const req: IdempotencyState = {
+        scope: request.agentId || 'admin',
+        agentId: request.agentId || null,
+        key,
+        method: request.method,
+        path: request.url.split('?')[0] ?? request.url,
+        bodyHash: hashBody(request.body),
+        status,
+      }
+      const found = await service.lookup(req)
+      if (found.kind === 'mismatch') {
+        throw conflict(MISMATCH)
+      }
+      if (found.kind === 'replay') {
+        return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
+      }
+      const running = inFlight.get(slot(req))
+      if (running !== undefined && !sameRequest(running, req)) throw conflict(MISMATCH)
+      if (running !== undefined) throw transientConflict('A request with this Idempotency-Key is still in progress; retry shortly.')
+      inFlight.set(slot(req), req)
+      request.idempotency = req
+      request.uow.also(async (result) => {
+        // Serialized as the route will send it (fast-json-stringify for its success status: a string).
+        const before = reply.statusCode
+        const body = String(reply.code(status).serialize(result))
+        reply.code(before)
+        const { status: _status, ...record } = req
+        await service.save(record, status, body)
+        req.stored = body
+      })
     }
-    const found = await service.lookup(req)
-    if (found.kind === 'mismatch') {
-      throw conflict(MISMATCH)
+
+    // onResponse runs after errors too; onRequestAbort covers clients that hang up.
+    const release = async (request: FastifyRequest) => {
+      if (request.idempotency) inFlight.delete(slot(request.idempotency))
     }
-    if (found.kind === 'replay') {
-      return reply.code(found.status).type('application/json').header('idempotent-replayed', 'true').send(found.body)
+    // The stored string is what a replay will send: send exactly it now too.
+    const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      const req = request.idempotency
+      if (req?.stored === undefined || reply.statusCode !== req.status) return payload
+      reply.type('application/json; charset=utf-8')
+      return req.stored
     }
-    const running = inFlight.get(slot(req))
-    if (running !== undefined && !sameRequest(running, req)) throw conflict(MISMATCH)
-    if (running !== undefined) throw transientConflict('A request with this Idempotency-Key is still in progress; retry shortly.')
-    inFlight.set(slot(req), req)
-    request.idempotency = req
-    request.uow.also(async (result) => {
-      // Serialized as the route will send it (fast-json-stringify for its success status: a string).
-      const before = reply.statusCode
-      const body = String(reply.code(status).serialize(result))
-      reply.code(before)
-      const { status: _status, ...record } = req
-      await service.save(record, status, body)
-      req.stored = body
+
+    // Must be installed before the routes are registered: onRoute sees only routes added after it.
+    app.addHook('onRoute', (route: RouteOptions) => {
+      if (!route.config?.idempotent) return
+      const status = successStatus(route)
+      // Route-level hooks run after the global ones (auth).
+      route.preHandler = [preHandler(status), ...asArray(route.preHandler)]
+      route.onSend = [onSend, ...asArray(route.onSend)]
+      route.onResponse = [release, ...asArray(route.onResponse)]
+      route.onRequestAbort = [release, ...asArray(route.onRequestAbort)]
     })
-  }
-
-  // onResponse runs after errors too; onRequestAbort covers clients that hang up.
-  const release = async (request: FastifyRequest) => {
-    if (request.idempotency) inFlight.delete(slot(request.idempotency))
-  }
-  // The stored string is what a replay will send: send exactly it now too.
-  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const req = request.idempotency
-    if (req?.stored === undefined || reply.statusCode !== req.status) return payload
-    reply.type('application/json; charset=utf-8')
-    return req.stored
-  }
-
-  // Must be installed before the routes are registered: onRoute sees only routes added after it.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    if (!route.config?.idempotent) return
-    const status = successStatus(route)
-    // Route-level hooks run after the global ones (auth).
-    route.preHandler = [preHandler(status), ...asArray(route.preHandler)]
-    route.onSend = [onSend, ...asArray(route.onSend)]
-    route.onResponse = [release, ...asArray(route.onResponse)]
-    route.onRequestAbort = [release, ...asArray(route.onRequestAbort)]
-  })
-}, { name: 'idempotency', fastify: '5.x', dependencies: ['auth', 'unit-of-work'] })
+  },
+  { name: 'idempotency', fastify: '5.x', dependencies: ['auth', 'unit-of-work'] },
+)

@@ -21,17 +21,15 @@ export interface IdempotencyRequest {
 
 /** Whether two requests under one key are the same call (method, path and body), so one may replay the other. */
 type Call = Pick<IdempotencyRequest, 'method' | 'path' | 'bodyHash'>
-export const sameRequest = (a: Call, b: Call): boolean =>
-  a.method === b.method && a.path === b.path && a.bodyHash === b.bodyHash
+export const sameRequest = (a: Call, b: Call): boolean => a.method === b.method && a.path === b.path && a.bodyHash === b.bodyHash
 
-export type IdempotencyLookup =
-  | { kind: 'new' }
-  | { kind: 'replay'; status: number; body: string }
-  | { kind: 'mismatch' }
+export type IdempotencyLookup = { kind: 'new' } | { kind: 'replay'; status: number; body: string } | { kind: 'mismatch' }
 
 /** Order-independent hash of a parsed JSON body, so `{a,b}` and `{b,a}` count as the same request. */
 export function hashBody(body: unknown): string {
-  return createHash('sha256').update(stableStringify(body ?? null)).digest('hex')
+  return createHash('sha256')
+    .update(stableStringify(body ?? null))
+    .digest('hex')
 }
 
 function stableStringify(v: unknown): string {

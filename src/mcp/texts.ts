@@ -29,12 +29,7 @@ export function verdictSentence(r: Static<typeof StepResult>): string {
   const drift = d.severity === 'none' ? 'no drift' : `${d.severity}${d.drifting ? ', sustained' : ''} drift (similarity ${fmt(d.similarity)})`
   const loop = v.loop ? `a ${v.loop.kind} loop` : s.loop_detected ? 'a loop detected (the same step repeated)' : ''
   const spend = v.spend
-  const budget =
-    spend?.budget_fraction != null && spend.budget_fraction >= 1
-      ? 'the budget spent'
-      : spend?.runaway
-        ? 'spending fast without plan progress'
-        : ''
+  const budget = spend?.budget_fraction != null && spend.budget_fraction >= 1 ? 'the budget spent' : spend?.runaway ? 'spending fast without plan progress' : ''
   const unknown = v.unknown_tool ? `a call to "${v.unknown_tool.name}", which is not one of its tools` : ''
   const busy = v.busy_stall ? `${v.busy_stall.count} tool calls in a row with nothing new` : ''
   const reading = v.budget_stall ? `${v.budget_stall.count} tool calls in a row that only read, past ${Math.floor(v.budget_stall.budget_fraction * 100)}% of the budget` : ''

@@ -1,9 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import { Type, type Static, type TObject, type TSchema } from 'typebox'
-import {
-  CreateReminder, ListRemindersQuery, Reminder, ReminderList, ReminderParams, SearchQuery, SearchResults, SnoozeBody, SnoozedReminder,
-  TurnBody, TurnResult,
-} from '../reminders/schemas.js'
+import { CreateReminder, ListRemindersQuery, Reminder, ReminderList, ReminderParams, SearchQuery, SearchResults, SnoozeBody, SnoozedReminder, TurnBody, TurnResult } from '../reminders/schemas.js'
 import { RecitationPreview, RecitationQuery } from '../sessions/recitation-schemas.js'
 import { CreateSessionBody, GoalReminder, ReminderQuery, Session, SessionParams, StepBody, StepResult } from '../sessions/schemas.js'
 import { reminderLine, reminderListText, searchText, snoozeText, verdictSentence } from './texts.js'
@@ -69,9 +66,7 @@ export const TOOLS: readonly McpTool[] = [
     path: '/v1/sessions',
     fields: CreateSessionBody,
     output: Session,
-    text: (s) =>
-      `Goal session ${s.id} started with ${s.plan.length} plan step${s.plan.length === 1 ? '' : 's'}; ` +
-      `call record_step with session_id "${s.id}" after every step.`,
+    text: (s) => `Goal session ${s.id} started with ${s.plan.length} plan step${s.plan.length === 1 ? '' : 's'}; ` + `call record_step with session_id "${s.id}" after every step.`,
   }),
   tool({
     name: 'record_step',

@@ -241,7 +241,11 @@ export class Applier {
   }
 
   private async settle(agentId: string, records: WaitingRecord[], state: typeof APPLIED | typeof DROPPED): Promise<void> {
-    await this.deps.repo.settle(agentId, records.map((r) => r.seq), state)
+    await this.deps.repo.settle(
+      agentId,
+      records.map((r) => r.seq),
+      state,
+    )
     for (const r of records) this.deps.metrics.otlpApplied.inc({ kind: r.record.kind, outcome: state === DROPPED ? 'dropped' : 'applied' })
     this.settled(records.length)
   }

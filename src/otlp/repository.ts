@@ -58,10 +58,12 @@ export class OtlpRepository {
    */
   async settle(agentId: string, seqs: readonly number[], state: typeof APPLIED | typeof DROPPED, stepNumber: number | null = null): Promise<void> {
     if (seqs.length === 0) return
-    const changed = await this.db.run(
-      `UPDATE otlp_records SET state = ?, step_number = ?, payload = NULL WHERE agent_id = ? AND state = 0 AND seq IN (${seqs.map(() => '?').join(', ')})`,
-      [state, stepNumber, agentId, ...seqs],
-    )
+    const changed = await this.db.run(`UPDATE otlp_records SET state = ?, step_number = ?, payload = NULL WHERE agent_id = ? AND state = 0 AND seq IN (${seqs.map(() => '?').join(', ')})`, [
+      state,
+      stepNumber,
+      agentId,
+      ...seqs,
+    ])
     if (changed !== seqs.length) throw new Claimed()
   }
 

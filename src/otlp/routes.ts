@@ -94,20 +94,36 @@ const EXAMPLES: Record<Signal, Record<string, unknown>> = {
             scope: { name: 'billing-agent' },
             spans: [
               {
-                traceId: TRACE, spanId: 'eee19b7ec3c1b174', parentSpanId: 'eee19b7ec3c1b173', name: 'chat gpt-4.1', kind: 3,
-                startTimeUnixNano: '1764237600000000000', endTimeUnixNano: '1764237601200000000',
+                traceId: TRACE,
+                spanId: 'eee19b7ec3c1b174',
+                parentSpanId: 'eee19b7ec3c1b173',
+                name: 'chat gpt-4.1',
+                kind: 3,
+                startTimeUnixNano: '1764237600000000000',
+                endTimeUnixNano: '1764237601200000000',
                 attributes: [
-                  kv('gen_ai.operation.name', 'chat'), kv('gen_ai.conversation.id', CONVERSATION),
+                  kv('gen_ai.operation.name', 'chat'),
+                  kv('gen_ai.conversation.id', CONVERSATION),
                   kv('gen_ai.input.messages', JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Refund invoice INV-1042 and email the customer a receipt' }] }])),
-                  kv('gen_ai.usage.input_tokens', 812), kv('gen_ai.usage.output_tokens', 64),
+                  kv('gen_ai.usage.input_tokens', 812),
+                  kv('gen_ai.usage.output_tokens', 64),
                 ],
               },
               {
-                traceId: TRACE, spanId: 'eee19b7ec3c1b175', parentSpanId: 'eee19b7ec3c1b173', name: 'execute_tool refund_invoice', kind: 1,
-                startTimeUnixNano: '1764237601300000000', endTimeUnixNano: '1764237601900000000',
+                traceId: TRACE,
+                spanId: 'eee19b7ec3c1b175',
+                parentSpanId: 'eee19b7ec3c1b173',
+                name: 'execute_tool refund_invoice',
+                kind: 1,
+                startTimeUnixNano: '1764237601300000000',
+                endTimeUnixNano: '1764237601900000000',
                 attributes: [
-                  kv('gen_ai.operation.name', 'execute_tool'), kv('gen_ai.conversation.id', CONVERSATION), kv('gen_ai.tool.name', 'refund_invoice'),
-                  kv('gen_ai.tool.call.id', 'call_8f3k2'), kv('gen_ai.tool.call.arguments', '{"invoice":"INV-1042"}'), kv('gen_ai.tool.call.result', '{"refunded":true}'),
+                  kv('gen_ai.operation.name', 'execute_tool'),
+                  kv('gen_ai.conversation.id', CONVERSATION),
+                  kv('gen_ai.tool.name', 'refund_invoice'),
+                  kv('gen_ai.tool.call.id', 'call_8f3k2'),
+                  kv('gen_ai.tool.call.arguments', '{"invoice":"INV-1042"}'),
+                  kv('gen_ai.tool.call.result', '{"refunded":true}'),
                 ],
                 status: {},
               },
@@ -125,12 +141,21 @@ const EXAMPLES: Record<Signal, Record<string, unknown>> = {
           {
             scope: { name: 'com.anthropic.claude_code.events' },
             logRecords: [
-              { timeUnixNano: '1764237600000000000', body: { stringValue: 'claude_code.user_prompt' }, attributes: [kv('session.id', 'c0d3c0d3-4b1d-4d0e-9a57-3c2b8f1e7d90'), kv('prompt', 'Make the flaky test in test/upload.test.ts pass reliably')] },
               {
-                timeUnixNano: '1764237604000000000', body: { stringValue: 'claude_code.tool_result' },
+                timeUnixNano: '1764237600000000000',
+                body: { stringValue: 'claude_code.user_prompt' },
+                attributes: [kv('session.id', 'c0d3c0d3-4b1d-4d0e-9a57-3c2b8f1e7d90'), kv('prompt', 'Make the flaky test in test/upload.test.ts pass reliably')],
+              },
+              {
+                timeUnixNano: '1764237604000000000',
+                body: { stringValue: 'claude_code.tool_result' },
                 attributes: [
-                  kv('session.id', 'c0d3c0d3-4b1d-4d0e-9a57-3c2b8f1e7d90'), kv('tool_name', 'Bash'), kv('tool_use_id', 'toolu_01A'), kv('success', 'false'),
-                  kv('error', 'Exit code 1'), kv('tool_input', '{"command":"npx vitest run test/upload.test.ts"}'),
+                  kv('session.id', 'c0d3c0d3-4b1d-4d0e-9a57-3c2b8f1e7d90'),
+                  kv('tool_name', 'Bash'),
+                  kv('tool_use_id', 'toolu_01A'),
+                  kv('success', 'false'),
+                  kv('error', 'Exit code 1'),
+                  kv('tool_input', '{"command":"npx vitest run test/upload.test.ts"}'),
                 ],
               },
             ],
@@ -167,7 +192,7 @@ export const otlpRoutes: FastifyPluginAsyncTypebox<{ otlp: OtlpService }> = asyn
           tags,
           summary,
           description:
-            'OTLP/HTTP (binary protobuf or JSON, optionally gzip), authenticated with the agent key in `Authorization` (`OTEL_EXPORTER_OTLP_HEADERS`). Observes only: the verdicts go to webhooks, the dashboard and the session\'s steps. Failures are a `google.rpc.Status` in the request\'s encoding.',
+            "OTLP/HTTP (binary protobuf or JSON, optionally gzip), authenticated with the agent key in `Authorization` (`OTEL_EXPORTER_OTLP_HEADERS`). Observes only: the verdicts go to webhooks, the dashboard and the session's steps. Failures are a `google.rpc.Status` in the request's encoding.",
           body: {
             content: {
               [PROTOBUF]: { schema: { ...BINARY, description: signal === 'traces' ? 'ExportTraceServiceRequest' : 'ExportLogsServiceRequest' } },
@@ -176,8 +201,8 @@ export const otlpRoutes: FastifyPluginAsyncTypebox<{ otlp: OtlpService }> = asyn
           },
           response: {
             200: { description: 'Accepted (partial_success counts what was not).', content: { [PROTOBUF]: { schema: BINARY }, [JSON_TYPE]: { schema: PartialSuccess(signal) } } },
-            '4xx': { description: 'google.rpc.Status, in the request\'s encoding.', content: { [PROTOBUF]: { schema: BINARY }, [JSON_TYPE]: { schema: Type.Object({ message: Type.String() }) } } },
-            '5xx': { description: 'google.rpc.Status, in the request\'s encoding.', content: { [PROTOBUF]: { schema: BINARY }, [JSON_TYPE]: { schema: Type.Object({ message: Type.String() }) } } },
+            '4xx': { description: "google.rpc.Status, in the request's encoding.", content: { [PROTOBUF]: { schema: BINARY }, [JSON_TYPE]: { schema: Type.Object({ message: Type.String() }) } } },
+            '5xx': { description: "google.rpc.Status, in the request's encoding.", content: { [PROTOBUF]: { schema: BINARY }, [JSON_TYPE]: { schema: Type.Object({ message: Type.String() }) } } },
           },
         },
       },
@@ -198,6 +223,6 @@ export const otlpRoutes: FastifyPluginAsyncTypebox<{ otlp: OtlpService }> = asyn
       },
     )
 
-  route('traces', 'OTLP spans (GenAI conventions): tool executions become steps of the conversation\'s session.')
+  route('traces', "OTLP spans (GenAI conventions): tool executions become steps of the conversation's session.")
   route('logs', "OTLP log events (Claude Code's, Codex CLI's): tool results become steps of the conversation's session.")
 }

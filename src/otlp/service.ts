@@ -94,5 +94,8 @@ function ordered(observed: Observed[]): Observed[] {
     seen.add(k)
     return true
   })
-  return unique.map((o, i) => ({ o, i })).sort((a, b) => a.o.at - b.o.at || a.i - b.i).map(({ o }) => o)
+  return unique
+    .map((o, i) => ({ o, i }))
+    .sort((a, b) => a.o.at - b.o.at || a.i - b.i)
+    .map(({ o }) => o)
 }

@@ -36,16 +36,7 @@ export type FirePlan =
 
 type PlanRow = Pick<
   ReminderRow,
-  | 'status'
-  | 'priority'
-  | 'quiet_hours_exempt'
-  | 'missed_policy'
-  | 'next_fire_at'
-  | 'trigger_type'
-  | 'trigger_at'
-  | 'trigger_cron'
-  | 'trigger_timezone'
-  | 'trigger_pattern'
+  'status' | 'priority' | 'quiet_hours_exempt' | 'missed_policy' | 'next_fire_at' | 'trigger_type' | 'trigger_at' | 'trigger_cron' | 'trigger_timezone' | 'trigger_pattern'
 >
 
 /** Due occurrences of a recurring reminder from `first` up to `nowMs`, the latest MAX_CATCH_UP. */
@@ -63,12 +54,7 @@ function dueOccurrences(row: PlanRow, first: number, nowMs: number, agentTz: str
   return out
 }
 
-export function planFire(
-  row: PlanRow,
-  nowMs: number,
-  settings: QuietHoursSettings,
-  hold: { scheduled_for: number } | null,
-): FirePlan {
+export function planFire(row: PlanRow, nowMs: number, settings: QuietHoursSettings, hold: { scheduled_for: number } | null): FirePlan {
   const due = row.next_fire_at ?? nowMs
   const holdable = row.priority !== 'urgent' && !row.quiet_hours_exempt
   if (holdable && isQuietHours(settings, nowMs)) {

@@ -24,13 +24,7 @@ export interface AnnouncedFire {
  * occurrence is announced twice. Callers read `row` locked (PostgreSQL: FOR UPDATE), so no other
  * transaction fires it between that read and this write. Returns the reminder as it is after the fire.
  */
-export async function fireReminder(
-  repo: ReminderRepository,
-  row: ReminderRow,
-  nowMs: number,
-  agentTz: string,
-  announce: readonly AnnouncedFire[],
-): Promise<{ reminder: Reminder; announced: number }> {
+export async function fireReminder(repo: ReminderRepository, row: ReminderRow, nowMs: number, agentTz: string, announce: readonly AnnouncedFire[]): Promise<{ reminder: Reminder; announced: number }> {
   const reminder = toReminder(await repo.markFired(row, firedColumns(row, nowMs, agentTz), nowMs))
   let announced = 0
   for (const f of announce) {

@@ -47,16 +47,31 @@ export interface ReminderRow {
 
 /** Every column of ReminderRow, in table order. */
 export const ROW_COLUMNS = [
-  'id', 'agent_id', 'session_id', 'title', 'body', 'trigger_type', 'trigger_at', 'trigger_cron',
-  'trigger_timezone', 'trigger_pattern', 'status', 'priority', 'context_tags', 'quiet_hours_exempt',
-  'missed_policy', 'created_at', 'updated_at', 'triggered_at', 'completed_at', 'snooze_until',
-  'last_fired_at', 'next_fire_at',
+  'id',
+  'agent_id',
+  'session_id',
+  'title',
+  'body',
+  'trigger_type',
+  'trigger_at',
+  'trigger_cron',
+  'trigger_timezone',
+  'trigger_pattern',
+  'status',
+  'priority',
+  'context_tags',
+  'quiet_hours_exempt',
+  'missed_policy',
+  'created_at',
+  'updated_at',
+  'triggered_at',
+  'completed_at',
+  'snooze_until',
+  'last_fired_at',
+  'next_fire_at',
 ] as const satisfies readonly (keyof ReminderRow)[]
 
-export type TriggerJSON =
-  | { type: 'scheduled'; at: string }
-  | { type: 'recurring'; cron: string; timezone: string | null }
-  | { type: 'context'; pattern: string }
+export type TriggerJSON = { type: 'scheduled'; at: string } | { type: 'recurring'; cron: string; timezone: string | null } | { type: 'context'; pattern: string }
 
 /** A reminder as served (`Reminder` in openapi.yaml). */
 export interface Reminder {
@@ -178,7 +193,10 @@ export function requestInstant(value: string, path: string): number {
 
 /** Validates a trigger from the API: 400 for a malformed date or cron, 422 for a cron that never fires, an unknown timezone or an empty pattern. */
 export function triggerColumns(trigger: ReminderTrigger): TriggerColumns {
-  return fromRequest(() => columnsOf(trigger), (field) => fieldPath('body', 'trigger', field))
+  return fromRequest(
+    () => columnsOf(trigger),
+    (field) => fieldPath('body', 'trigger', field),
+  )
 }
 
 function columnsOf(trigger: ReminderTrigger): TriggerColumns {
@@ -193,9 +211,7 @@ function columnsOf(trigger: ReminderTrigger): TriggerColumns {
     case 'context': {
       const pattern = boundedText(trigger.pattern, LIMITS.pattern, ['trigger', 'pattern'], true)
       if (wordTokens(pattern).length === 0) {
-        throw unprocessable('trigger.pattern needs at least one word to match on.', [
-          { path: fieldPath('body', 'trigger', 'pattern'), message: 'no words' },
-        ])
+        throw unprocessable('trigger.pattern needs at least one word to match on.', [{ path: fieldPath('body', 'trigger', 'pattern'), message: 'no words' }])
       }
       return { ...none, trigger_type: 'context', trigger_pattern: pattern }
     }

@@ -8,10 +8,7 @@
 import { Cron } from 'croner'
 import { parseInstant } from '../engine/clock.js'
 
-export type ReminderTrigger =
-  | { type: 'scheduled'; at: string }
-  | { type: 'recurring'; cron: string; timezone?: string | null }
-  | { type: 'context'; pattern: string }
+export type ReminderTrigger = { type: 'scheduled'; at: string } | { type: 'recurring'; cron: string; timezone?: string | null } | { type: 'context'; pattern: string }
 
 /**
  * A trigger value the occurrence maths cannot use: `field` names it within the trigger (`at`,

@@ -49,9 +49,7 @@ const WHERE_KEY = 'WHERE agent_id = @agent_id AND id = @id'
 
 /** A ReminderRow's SELECT list; PostgreSQL's boolean is read back as 0/1, as SQLite stores it. */
 export function rowColumns(dialect: SqlDatabase['dialect'], alias = 'reminders'): string {
-  return ROW_COLUMNS.map((c) =>
-    c === 'quiet_hours_exempt' && dialect === 'postgres' ? `${alias}.${c}::int AS ${c}` : `${alias}.${c}`,
-  ).join(', ')
+  return ROW_COLUMNS.map((c) => (c === 'quiet_hours_exempt' && dialect === 'postgres' ? `${alias}.${c}::int AS ${c}` : `${alias}.${c}`)).join(', ')
 }
 
 /** Every statement over the three tables, in the database's dialect. */
@@ -91,9 +89,7 @@ function statements(dialect: SqlDatabase['dialect']) {
     session: 'SELECT 1 AS one FROM sessions WHERE agent_id = ? AND id = ?',
     // NO KEY: the reminders' foreign key to agents takes KEY SHARE locks, which this lets through.
     lockAgent: 'SELECT 1 AS one FROM agents WHERE id = ? FOR NO KEY UPDATE',
-    tag: pg
-      ? 'context_tags::jsonb @> jsonb_build_array(@tag::text)'
-      : 'EXISTS (SELECT 1 FROM json_each(context_tags) WHERE value = @tag)',
+    tag: pg ? 'context_tags::jsonb @> jsonb_build_array(@tag::text)' : 'EXISTS (SELECT 1 FROM json_each(context_tags) WHERE value = @tag)',
     fireExists: 'SELECT 1 AS n FROM reminder_fires WHERE reminder_id = ? AND scheduled_for = ?',
     recordFire: `INSERT INTO reminder_fires (reminder_id, scheduled_for, agent_id, message_id, fired_at, late)
       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -210,8 +206,13 @@ export class ReminderRepository {
   async markFired(row: ReminderRow, fired: FiredColumns, nowMs: number): Promise<ReminderRow> {
     const after: ReminderRow = { ...row, ...fired, updated_at: nowMs }
     await this.db.run(this.s.fired, {
-      id: after.id, agent_id: after.agent_id, status: after.status, triggered_at: after.triggered_at,
-      last_fired_at: after.last_fired_at, snooze_until: after.snooze_until, next_fire_at: after.next_fire_at,
+      id: after.id,
+      agent_id: after.agent_id,
+      status: after.status,
+      triggered_at: after.triggered_at,
+      last_fired_at: after.last_fired_at,
+      snooze_until: after.snooze_until,
+      next_fire_at: after.next_fire_at,
       updated_at: nowMs,
     })
     return after

@@ -8,8 +8,22 @@ import type { SettingsService } from './settings.js'
 import type { TurnsService } from './turns.js'
 import { problemResponses } from '../schemas.js'
 import {
-  CreateReminder, DueQuery, ListRemindersQuery, OccurrencesQuery, PatchReminder, Reminder, ReminderList, ReminderParams, SearchQuery,
-  SearchResults, Settings, SettingsUpdate, SnoozeBody, SnoozedReminder, TurnBody, TurnResult,
+  CreateReminder,
+  DueQuery,
+  ListRemindersQuery,
+  OccurrencesQuery,
+  PatchReminder,
+  Reminder,
+  ReminderList,
+  ReminderParams,
+  SearchQuery,
+  SearchResults,
+  Settings,
+  SettingsUpdate,
+  SnoozeBody,
+  SnoozedReminder,
+  TurnBody,
+  TurnResult,
 } from './schemas.js'
 
 export interface ReminderRouteOptions {
@@ -29,14 +43,23 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     '/reminders',
     {
       config: { auth: 'agent', idempotent: true },
-      schema: { operationId: 'createReminder', tags, summary: 'Create a reminder (scheduled, recurring or context-triggered).', body: CreateReminder, response: { 201: Reminder, ...problemResponses } },
+      schema: {
+        operationId: 'createReminder',
+        tags,
+        summary: 'Create a reminder (scheduled, recurring or context-triggered).',
+        body: CreateReminder,
+        response: { 201: Reminder, ...problemResponses },
+      },
     },
     async (request, reply) => reply.code(201).send(await request.uow.run(() => reminders.create(request.agentId, request.body))),
   )
 
   app.get(
     '/reminders',
-    { config: { auth: 'agent' }, schema: { operationId: 'listReminders', tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'listReminders', tags, summary: 'List reminders, oldest first.', querystring: ListRemindersQuery, response: { 200: ReminderList, ...problemResponses } },
+    },
     async (request) => await reminders.list(request.agentId, request.query),
   )
 
@@ -84,14 +107,24 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
     '/reminders/:id',
     {
       config: { auth: 'agent' },
-      schema: { operationId: 'updateReminder', tags, summary: 'Change the fields given; a new trigger re-plans the reminder.', params: ReminderParams, body: PatchReminder, response: { 200: Reminder, ...problemResponses } },
+      schema: {
+        operationId: 'updateReminder',
+        tags,
+        summary: 'Change the fields given; a new trigger re-plans the reminder.',
+        params: ReminderParams,
+        body: PatchReminder,
+        response: { 200: Reminder, ...problemResponses },
+      },
     },
     async (request) => await reminders.patch(request.agentId, request.params.id, request.body),
   )
 
   app.delete(
     '/reminders/:id',
-    { config: { auth: 'agent' }, schema: { operationId: 'deleteReminder', tags, summary: 'Delete a reminder.', params: ReminderParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'deleteReminder', tags, summary: 'Delete a reminder.', params: ReminderParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } },
+    },
     async (request, reply) => {
       await reminders.delete(request.agentId, request.params.id)
       return reply.code(204).send(null)
@@ -118,7 +151,8 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
       schema: {
         operationId: 'snoozeReminder',
         tags,
-        summary: 'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
+        summary:
+          'Snooze for `minutes` or until `until` (exactly one: both or neither is a 400), clamped to the priority bounds. A delivered reminder fires again at the snooze end; one never delivered at the later of the snooze end and its own next fire time, never earlier.',
         params: ReminderParams,
         body: SnoozeBody,
         response: { 200: SnoozedReminder, ...problemResponses },
@@ -145,7 +179,10 @@ export const reminderRoutes: FastifyPluginAsyncTypebox<ReminderRouteOptions> = a
 
   app.get(
     '/settings',
-    { config: { auth: 'agent' }, schema: { operationId: 'getSettings', tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'getSettings', tags: ['settings'], summary: "The agent's timezone, quiet hours, quota and turn budget.", response: { 200: Settings, ...problemResponses } },
+    },
     async (request) => await settings.get(request.agentId),
   )
 

@@ -5,11 +5,7 @@ import { conflict } from '../errors.js'
 import { nextOccurrence } from './occurrences.js'
 import { rowTrigger, type ReminderPriority, type ReminderRow, type ReminderStatus } from './model.js'
 
-type ScheduleFields = Pick<
-  ReminderRow,
-  | 'trigger_type' | 'trigger_at' | 'trigger_cron' | 'trigger_timezone' | 'trigger_pattern' | 'status' | 'snooze_until'
-  | 'last_fired_at'
->
+type ScheduleFields = Pick<ReminderRow, 'trigger_type' | 'trigger_at' | 'trigger_cron' | 'trigger_timezone' | 'trigger_pattern' | 'status' | 'snooze_until' | 'last_fired_at'>
 
 /**
  * `next_fire_at` for a row: terminal or context → null (context reminders fire on a matching

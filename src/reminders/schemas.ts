@@ -12,14 +12,14 @@ import { SessionConfigInput } from '../sessions/schemas.js'
  * bound sizes.
  */
 const Priority = Type.Union([Type.Literal('urgent'), Type.Literal('normal'), Type.Literal('low')])
-const Status = Type.Union([
-  Type.Literal('pending'), Type.Literal('triggered'), Type.Literal('completed'), Type.Literal('dismissed'), Type.Literal('snoozed'),
-])
+const Status = Type.Union([Type.Literal('pending'), Type.Literal('triggered'), Type.Literal('completed'), Type.Literal('dismissed'), Type.Literal('snoozed')])
 const TriggerType = Type.Union([Type.Literal('scheduled'), Type.Literal('recurring'), Type.Literal('context')])
 const MissedPolicy = Type.Union([Type.Literal('once'), Type.Literal('skip'), Type.Literal('all')])
 /** An instant a client sends: ISO-8601 with Z or an offset; anything else is a 400 naming the field. */
 const Instant = Type.String({
-  format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset.',
+  format: 'date-time',
+  maxLength: 64,
+  description: 'ISO-8601 date-time with Z or an offset.',
 })
 export const ReminderParams = Type.Object({ id: Id('rem') })
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()])
@@ -59,7 +59,8 @@ const reminderFields = {
     description: 'Set by a snooze: the end asked for (`minutes` from now or `until`), after clamping to the priority bounds; null once the reminder fires.',
   }),
   next_fire_at: Type.Union([Timestamp, Type.Null()], {
-    description: 'When the scheduler fires the reminder next; null when nothing is scheduled (context reminders, fired one-shots, completed or dismissed). A snoozed reminder never delivered fires at the later of snooze_until and its own next occurrence, never earlier.',
+    description:
+      'When the scheduler fires the reminder next; null when nothing is scheduled (context reminders, fired one-shots, completed or dismissed). A snoozed reminder never delivered fires at the later of snooze_until and its own next occurrence, never earlier.',
   }),
   last_fired_at: Nullable(Timestamp),
 }
@@ -135,9 +136,7 @@ export const OccurrencesQuery = Type.Object({
 
 export const SnoozeBody = Body(
   {
-    minutes: Type.Optional(
-      Type.Number({ exclusiveMinimum: 0, description: 'More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' }),
-    ),
+    minutes: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'More than 0; clamped per priority: urgent 5–60, normal 15–1440, low 60–10080.' })),
     until: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO-8601 date-time with Z or an offset, after now; clamped like `minutes`.' })),
   },
   { examples: [{ minutes: 30 }] },

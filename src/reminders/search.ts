@@ -67,7 +67,10 @@ export function decodeAverages(block: Uint8Array): { rows: number; tokens: numbe
     for (;;) {
       const byte = block[i++] as number
       // The ninth byte of a SQLite varint carries 8 bits, the others 7 and a continuation bit.
-      if (n === 8) { v = v * 256 + byte; break }
+      if (n === 8) {
+        v = v * 256 + byte
+        break
+      }
       v = v * 128 + (byte & 0x7f)
       n++
       if ((byte & 0x80) === 0 || i >= block.length) break
@@ -207,7 +210,10 @@ export class ReminderSearch {
     const queries = new Map<ReminderRow, string[]>()
     for (const row of candidates) {
       const phrases = [row.trigger_pattern ?? '', ...(JSON.parse(row.context_tags) as string[])]
-      queries.set(row, phrases.flatMap((p) => ftsQuery(p, 'AND', MAX_QUERY_TERMS, dialect) ?? []))
+      queries.set(
+        row,
+        phrases.flatMap((p) => ftsQuery(p, 'AND', MAX_QUERY_TERMS, dialect) ?? []),
+      )
     }
     const matched = await this.messageMatches(message, [...new Set([...queries.values()].flat())])
     return candidates.filter((row) => queries.get(row)!.some((q) => matched.has(q)))

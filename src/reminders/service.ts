@@ -9,8 +9,19 @@ import { badRequest, fieldPath, invalidField, notFound, tooMany, unprocessable }
 import { newId } from '../ids.js'
 import { occurrences, type ReminderTrigger } from './occurrences.js'
 import {
-  cleanBody, cleanTags, cleanTitle, MISSED_POLICIES, PRIORITIES, requestInstant, rowTrigger, toReminder, triggerColumns,
-  type MissedPolicy, type Reminder, type ReminderPriority, type ReminderRow,
+  cleanBody,
+  cleanTags,
+  cleanTitle,
+  MISSED_POLICIES,
+  PRIORITIES,
+  requestInstant,
+  rowTrigger,
+  toReminder,
+  triggerColumns,
+  type MissedPolicy,
+  type Reminder,
+  type ReminderPriority,
+  type ReminderRow,
 } from './model.js'
 import type { Page } from '../pagination.js'
 import { fireReminder } from './fire.js'
@@ -211,13 +222,7 @@ export class RemindersService {
     return out
   }
 
-  private transition(
-    agentId: string,
-    id: string,
-    action: string,
-    apply: (row: ReminderRow, now: number) => void,
-    fire = false,
-  ): Promise<Reminder> {
+  private transition(agentId: string, id: string, action: string, apply: (row: ReminderRow, now: number) => void, fire = false): Promise<Reminder> {
     const now = this.clock()
     return this.db.transaction(async () => {
       const row = { ...(await this.load(agentId, id, true)) }

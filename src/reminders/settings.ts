@@ -147,15 +147,17 @@ function fromRow(row: SettingsRow | undefined): AgentSettings {
 function checked(update: SettingsUpdate): SettingsUpdate {
   const out: SettingsUpdate = {}
   const tz = update.timezone
-  if (tz !== undefined) out.timezone = fromRequest(() => validateTimezone(tz), () => fieldPath('body', 'timezone'))
+  if (tz !== undefined)
+    out.timezone = fromRequest(
+      () => validateTimezone(tz),
+      () => fieldPath('body', 'timezone'),
+    )
   if (update.quiet_hours !== undefined) {
     const q = update.quiet_hours
     if (q !== null) {
       for (const key of ['start', 'end'] as const) {
         if (!isHhMm(q[key])) {
-          throw unprocessable(`quiet_hours.${key} must be "HH:MM" (00:00 to 23:59), got '${q[key]}'.`, [
-            { path: fieldPath('body', 'quiet_hours', key), message: 'not HH:MM' },
-          ])
+          throw unprocessable(`quiet_hours.${key} must be "HH:MM" (00:00 to 23:59), got '${q[key]}'.`, [{ path: fieldPath('body', 'quiet_hours', key), message: 'not HH:MM' }])
         }
       }
     }
@@ -174,8 +176,7 @@ function checked(update: SettingsUpdate): SettingsUpdate {
 /** A daily budget: at least one limit, each > 0, warn_at ascending in (0, 1) (400 naming the field). */
 function checkedDailyBudget(b: DailyBudget | null): DailyBudget | null {
   if (b === null) return null
-  const problem: [string, string] | null =
-    b.tokens === undefined && b.cost_usd === undefined ? ['daily_budget', 'needs tokens or cost_usd (null: no daily budget)'] : budgetProblem(b, 'daily_budget')
+  const problem: [string, string] | null = b.tokens === undefined && b.cost_usd === undefined ? ['daily_budget', 'needs tokens or cost_usd (null: no daily budget)'] : budgetProblem(b, 'daily_budget')
   if (problem !== null) throw badRequest(`Invalid daily_budget: ${problem[0]} ${problem[1]}.`, [{ path: fieldPath('body', ...problem[0].split('/')), message: problem[1] }])
   return { ...b, ...(b.warn_at === undefined ? {} : { warn_at: [...b.warn_at] }) }
 }

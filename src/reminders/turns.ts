@@ -140,7 +140,12 @@ export class TurnsService {
         // Until sessions exist no session id can be valid for this agent.
         if (!this.provider) throw notFound('session', input.session_id)
         session = await this.provider.turnParts({
-          agentId, sessionId: input.session_id, iteration: input.iteration, messages: input.messages, nowMs, fit: fitParts,
+          agentId,
+          sessionId: input.session_id,
+          iteration: input.iteration,
+          messages: input.messages,
+          nowMs,
+          fit: fitParts,
         })
       }
       // No session, or a provider that did not fit exactly the parts it returned: fit them now.
@@ -156,12 +161,23 @@ export class TurnsService {
           reminder_id: r.id,
         })),
         ...(session.skipped ?? []).map((p) => ({
-          kind: p.kind, priority: p.priority, token_estimate: cachedTokenCount(p.content), included: false, truncated: false,
-          reason: p.skip.reason, last_injected_at: p.skip.last_injected_at, resend_at: p.skip.resend_at,
+          kind: p.kind,
+          priority: p.priority,
+          token_estimate: cachedTokenCount(p.content),
+          included: false,
+          truncated: false,
+          reason: p.skip.reason,
+          last_injected_at: p.skip.last_injected_at,
+          resend_at: p.skip.resend_at,
         })),
         ...held.map((r) => ({
-          kind: 'reminder', priority: TURN_PRIORITY[r.priority], token_estimate: cachedTokenCount(reminderLine(r)),
-          included: false, truncated: false, reminder_id: r.id, reason: 'quiet_hours' as const,
+          kind: 'reminder',
+          priority: TURN_PRIORITY[r.priority],
+          token_estimate: cachedTokenCount(reminderLine(r)),
+          included: false,
+          truncated: false,
+          reminder_id: r.id,
+          reason: 'quiet_hours' as const,
         })),
       ]
       const result: TurnResult = { reminders, injection: { text: fit.text, token_estimate: fit.tokens }, parts }

@@ -22,8 +22,8 @@ export const STEP_COST_MAX = 1_000_000
 const LoopKind = Type.Enum([...LOOP_KINDS], {
   type: 'string',
   description:
-    'repeat: the same step and result (the same words in the description, the tool call and the output\'s first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the ' +
-    'threshold\'s steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; ' +
+    "repeat: the same step and result (the same words in the description, the tool call and the output's first 200 characters); error_repeat: the same action failing the same way; alternation: A/B/A/B… over the " +
+    "threshold's steps; monologue: the same message (no tool) in a row; same_call: the same tool and arguments in a row, whatever came back; " +
     'same_result: the same call answered by the same result (uuids, timestamps, durations, pids, temporary paths masked), other steps between allowed; ' +
     'error_cascade: tool calls failing in a row across different calls; same_edit: the same call that writes a file, with the same arguments, in a row, whatever came back.',
 })
@@ -33,10 +33,7 @@ function ToolNames(description: string) {
   return Type.Array(Type.String({ minLength: 1, maxLength: TOOL_NAME_MAX }), { maxItems: TOOLS_MAX, description: `${description} A name ending in \`*\` stands for every tool it begins.` })
 }
 
-export const ToolsBody = Type.Object(
-  { tools: ToolNames('The tools the agent has now.') },
-  { additionalProperties: false, examples: [{ tools: ['Read', 'Edit', 'Bash', 'Grep', 'mcp__github__*'] }] },
-)
+export const ToolsBody = Type.Object({ tools: ToolNames('The tools the agent has now.') }, { additionalProperties: false, examples: [{ tools: ['Read', 'Edit', 'Bash', 'Grep', 'mcp__github__*'] }] })
 export const ToolsReply = Type.Object({ tools: Type.Array(Type.String()) }, { title: 'SessionTools' })
 
 export const UnknownTool = Type.Object(
@@ -88,10 +85,7 @@ const BudgetStallInput = Type.Union(
 )
 
 const thresholds = Object.fromEntries(
-  LOOP_KINDS.map((k) => [
-    k,
-    Type.Optional(Type.Integer({ minimum: MIN_LOOP_THRESHOLD[k], maximum: MAX_LOOP_THRESHOLD, description: `Default ${DEFAULT_LOOP_THRESHOLDS[k]}.` })),
-  ]),
+  LOOP_KINDS.map((k) => [k, Type.Optional(Type.Integer({ minimum: MIN_LOOP_THRESHOLD[k], maximum: MAX_LOOP_THRESHOLD, description: `Default ${DEFAULT_LOOP_THRESHOLDS[k]}.` }))]),
 )
 
 /** Warning thresholds of a budget (a session's, an agent's daily). */
@@ -141,7 +135,7 @@ export const SecondOpinionReport = Type.Object(
     analysis: Type.String({ description: 'What it finds going wrong and what to do instead (may be empty).' }),
     confirmed: Type.Boolean({ description: `A "no" with confidence ${CONFIDENT} or more that a second call agreed with: the step answers at least replan.` }),
   },
-  { title: 'SecondOpinion', description: 'The LLM\'s second opinion, on a step it was asked for (config.second_opinion).' },
+  { title: 'SecondOpinion', description: "The LLM's second opinion, on a step it was asked for (config.second_opinion)." },
 )
 
 /** The detection fields of SessionConfigInput; stored and returned only when given. */
@@ -173,14 +167,12 @@ export const DetectionConfigInput = {
       type: 'string',
       description:
         'evidence (what a new session gets): a step is read for what it shows about the goal (the files, symbols and errors it touches; ' +
-        'housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal\'s and the plan step\'s keywords the step mentions.',
+        "housekeeping and test runs are neutral; one shared ordinary word is not evidence). keywords (a session stored without the field): the share of the goal's and the plan step's keywords the step mentions.",
     }),
   ),
   drift_abort: Type.Optional(Type.Boolean({ description: 'Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most).' })),
   skip_unchanged: Type.Optional(Type.Boolean({ description: 'Hold back a goal reminder or recitation identical to the last one injected (default false).' })),
-  resend_unchanged_after: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` }),
-  ),
+  resend_unchanged_after: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` })),
   budget: Type.Optional(Budget),
   busy_after: Type.Optional(
     Type.Integer({
@@ -190,7 +182,11 @@ export const DetectionConfigInput = {
     }),
   ),
   budget_stall: Type.Optional(BudgetStallInput),
-  tools: Type.Optional(ToolNames('The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.')),
+  tools: Type.Optional(
+    ToolNames(
+      'The tools the agent has: a step calling another is named at once (`verification.unknown_tool`) and answered adjust, replan when it goes on. `PUT …/tools` replaces it with the list the agent reports.',
+    ),
+  ),
   second_opinion: Type.Optional(SecondOpinionInput),
 }
 
@@ -263,7 +259,7 @@ export const SpendReport = Type.Object(
     cost_usd: Type.Number(),
     // `type: [number, null]` rather than anyOf: the reply serializer then needs no validator.
     budget_fraction: Type.Unsafe<number | null>({ type: ['number', 'null'], description: 'Spent / budget (the larger over tokens and cost_usd); null without a budget.' }),
-    runaway: Type.Boolean({ description: 'The last 5 steps spent at least twice the session\'s average rate while the plan did not move.' }),
+    runaway: Type.Boolean({ description: "The last 5 steps spent at least twice the session's average rate while the plan did not move." }),
     warning: Type.Optional(Type.Number({ description: 'The highest warning threshold (budget.warn_at) reached so far.' })),
     crossed: Type.Optional(Type.Array(Type.Number(), { description: 'The warning thresholds this step crossed.' })),
   },

@@ -16,9 +16,7 @@ import {
   TrendQuery,
   TriedApproaches,
 } from './schemas.js'
-import {
-  InjectRecitationBody, NextTurn, RecitationContext, RecitationContextBody, RecitationInjection, RecitationPreview, RecitationQuery,
-} from './recitation-schemas.js'
+import { InjectRecitationBody, NextTurn, RecitationContext, RecitationContextBody, RecitationInjection, RecitationPreview, RecitationQuery } from './recitation-schemas.js'
 
 const tags = ['sessions']
 const params = SessionParams
@@ -43,7 +41,10 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
 
   app.get(
     '/sessions/:id/drift/trend',
-    { config: { auth: 'agent' }, schema: { operationId: 'getDriftTrend', tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'getDriftTrend', tags, summary: 'Similarity trend over the last `window` checks.', params, querystring: TrendQuery, response: { 200: DriftTrend, ...problemResponses } },
+    },
     async (request) => await sessions.trend(request.agentId, request.params.id, request.query.window),
   )
 
@@ -78,7 +79,10 @@ export const sessionGuidanceRoutes: FastifyPluginAsyncTypebox<{ sessions: Sessio
 
   app.post(
     '/sessions/:id/pitfalls',
-    { config: { auth: 'agent' }, schema: { operationId: 'addPitfall', tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'addPitfall', tags, summary: 'Record a pitfall (duplicates ignored).', params, body: TextBody, response: { 200: Pitfalls, ...problemResponses } },
+    },
     async (request) => await sessions.addPitfall(request.agentId, request.params.id, request.body.text),
   )
 

@@ -152,7 +152,10 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsServic
 
   app.get(
     '/sessions/:id/summary',
-    { config: { auth: 'agent' }, schema: { operationId: 'getSessionSummary', tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'getSessionSummary', tags, summary: 'Progress, drift, loops and counters of a session.', params: SessionParams, response: { 200: Summary, ...problemResponses } },
+    },
     async (request) => await sessions.summary(request.agentId, request.params.id),
   )
 

@@ -2,7 +2,19 @@ import { GOAL_TEXT_MAX } from '../engine/session/agent-turn.js'
 import { Type, type Static } from 'typebox'
 import { Body, Defaulted, Id, JsonObjectInput, ListOf, PaginationQuery, Timestamp, type JsonLimits } from '../schemas.js'
 import { EXAMPLE_GOAL, EXAMPLE_PLAN } from './examples.js'
-import { DetectionConfig, DetectionConfigInput, LoopFinding, SpendReport, StepSignals, StepSignalsInput, UnknownTool, BusyStall, BudgetStall, AgentBudgetReport, SecondOpinionReport } from './detection-schemas.js'
+import {
+  DetectionConfig,
+  DetectionConfigInput,
+  LoopFinding,
+  SpendReport,
+  StepSignals,
+  StepSignalsInput,
+  UnknownTool,
+  BusyStall,
+  BudgetStall,
+  AgentBudgetReport,
+  SecondOpinionReport,
+} from './detection-schemas.js'
 
 /** TypeBox schemas of goal sessions: one per shape, used for validation, types and OpenAPI. */
 
@@ -36,7 +48,7 @@ const RecitationSource = Type.Union([Type.Literal('goal'), Type.Literal('plan'),
 const SimilarityMode = Type.Union([Type.Literal('lexical'), Type.Literal('enhanced'), Type.Literal('embeddings')], {
   description:
     'Drift similarity: the token + trigram Jaccard fingerprint, lexical (default, threshold 0.15), the IDF-weighted word and n-gram cosine (threshold 0.115), ' +
-    'or the cosine of the configured embeddings provider\'s vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; ' +
+    "or the cosine of the configured embeddings provider's vectors (threshold 0.25; needs GOALKEEPER_EMBEDDINGS_URL, else 400; " +
     'a check whose provider call fails uses `enhanced`).',
 })
 const Frequency = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000 }), Type.Literal('adaptive')])
@@ -81,9 +93,7 @@ export const SessionConfigInput = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    llm_verify: Type.Optional(
-      Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400).' }),
-    ),
+    llm_verify: Type.Optional(Type.Boolean({ description: 'Ask the configured LLM when the heuristic alignment is below 0.7 (needs GOALKEEPER_LLM_URL, else 400).' })),
     ...DetectionConfigInput,
   },
   { additionalProperties: false, title: 'SessionConfigInput' },
@@ -111,7 +121,7 @@ export const Session = Type.Object(
     metadata: Metadata,
     state: GoalState,
     external_id: Type.Union([ExternalId, Type.Null()]),
-    parent_id: Type.Union([Type.String(), Type.Null()], { description: 'The session this one works for (a sub-agent\'s session names its parent\'s); null when none.' }),
+    parent_id: Type.Union([Type.String(), Type.Null()], { description: "The session this one works for (a sub-agent's session names its parent's); null when none." }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -128,9 +138,7 @@ export const CreateSessionBody = Body(
     config: Type.Optional(SessionConfigInput),
     metadata: Type.Optional(MetadataInput),
     external_id: Type.Optional(ExternalId),
-    parent_id: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: "A session of the same agent this one works for (a sub-agent's session names its parent's)." }),
-    ),
+    parent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A session of the same agent this one works for (a sub-agent's session names its parent's)." })),
   },
   { examples: [{ goal: EXAMPLE_GOAL, plan: EXAMPLE_PLAN, metadata: { ticket: 'API-142' } }] },
 )
@@ -158,10 +166,7 @@ export const SessionListQuery = Type.Object({
   parent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A parent session's id: its sub-agents' sessions." })),
 })
 
-export const SetGoalBody = Body(
-  { goal: Text(GOAL_TEXT_MAX) },
-  { examples: [{ goal: `${EXAMPLE_GOAL}, and return 429 with a Retry-After header beyond that` }] },
-)
+export const SetGoalBody = Body({ goal: Text(GOAL_TEXT_MAX) }, { examples: [{ goal: `${EXAMPLE_GOAL}, and return 429 with a Retry-After header beyond that` }] })
 export const SetPlanBody = Body({ steps: PlanSteps }, { examples: [{ steps: [...EXAMPLE_PLAN, 'Document the limit in the API reference'] }] })
 
 // One `enum` rather than a union of literals: in responses the serializer writes it as a string,
@@ -187,10 +192,7 @@ const StepVerification = Type.Object(
   },
   { title: 'StepVerification' },
 )
-export const DriftEvent = Type.Object(
-  { step_number: Type.Integer(), similarity: Type.Number(), action_text: Type.String(), severity: Severity, timestamp: Timestamp },
-  { title: 'DriftEvent' },
-)
+export const DriftEvent = Type.Object({ step_number: Type.Integer(), similarity: Type.Number(), action_text: Type.String(), severity: Severity, timestamp: Timestamp }, { title: 'DriftEvent' })
 export const DriftEventList = ListOf(DriftEvent, { title: 'DriftEventList' })
 export const DriftCheck = Type.Object(
   {
@@ -222,10 +224,7 @@ export const StepBody = Body(
     ],
   },
 )
-export const StepResult = Type.Object(
-  { step_number: Type.Integer(), verification: StepVerification, drift: DriftCheck, state: GoalState },
-  { title: 'StepResult' },
-)
+export const StepResult = Type.Object({ step_number: Type.Integer(), verification: StepVerification, drift: DriftCheck, state: GoalState }, { title: 'StepResult' })
 const StepLogEntry = Type.Object(
   {
     step_number: Type.Integer(),

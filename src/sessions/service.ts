@@ -8,9 +8,7 @@ import { UnitOfWork } from '../db/unit-of-work.js'
 import type { Clock } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftTrend } from '../engine/drift/goal-dna.js'
 import type { GoalReminder } from '../engine/context/goal-reminder.js'
-import type {
-  GoalSession, RecitationContext, RecitationInjection, RecitationPreview, ReminderOverrides, SessionEvent, SessionSummary, StepResult,
-} from '../engine/session/goal-session.js'
+import type { GoalSession, RecitationContext, RecitationInjection, RecitationPreview, ReminderOverrides, SessionEvent, SessionSummary, StepResult } from '../engine/session/goal-session.js'
 import type { GoalState } from '../engine/session/goal-tracker.js'
 import type { LlmVerifyFn } from '../engine/session/llm-verify.js'
 import type { ChatMessage } from '../engine/context/recitation.js'
@@ -29,8 +27,19 @@ import { intCursor, pageOf, type Page } from '../pagination.js'
 import type { GoalEmbeddings } from '../providers/embeddings.js'
 import type { TurnPartsProvider } from '../reminders/turns.js'
 import {
-  SPARKLINE_STEPS, signalColumns, signalsOf, toDigest, toDriftEvent, toSession, toStep,
-  type CreateSessionInput, type Session, type SessionDigest, type SessionStatus, type StepInput, type StepLogEntry,
+  SPARKLINE_STEPS,
+  signalColumns,
+  signalsOf,
+  toDigest,
+  toDriftEvent,
+  toSession,
+  toStep,
+  type CreateSessionInput,
+  type Session,
+  type SessionDigest,
+  type SessionStatus,
+  type StepInput,
+  type StepLogEntry,
 } from './model.js'
 import { prepareOpinion } from './opinion-lookup.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
@@ -55,7 +64,6 @@ export interface SessionsDeps {
   /** Their estimated heap at most (default: a share of the heap limit, store.ts). */
   cacheMaxBytes?: number
 }
-
 
 export class SessionsService implements TurnPartsProvider {
   readonly store: SessionStore
@@ -214,7 +222,8 @@ export class SessionsService implements TurnPartsProvider {
       noteFallback(raw.drift, looked)
       const { events, ...result } = raw
       const outcome: Outcome<StepResult> = { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result }, snapshot }
-      if (day !== null) outcome.inTransaction = () => this.daily.charge(agentId, id, day, signals.tokens ?? 0, stepCost(signals.tokens, signals.cost_usd, s.config.budget?.usd_per_million_tokens), outcome)
+      if (day !== null)
+        outcome.inTransaction = () => this.daily.charge(agentId, id, day, signals.tokens ?? 0, stepCost(signals.tokens, signals.cost_usd, s.config.budget?.usd_per_million_tokens), outcome)
       return outcome
     }
     // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
@@ -265,11 +274,16 @@ export class SessionsService implements TurnPartsProvider {
       // An archived session answers 409 from the write below, without asking the provider.
       if (meta.status === 'active') looked = await lookUp(this.embeddings, meta, action)
     }
-    return await this.write(agentId, id, (s) => {
-      const { result, events } = s.driftCheck(action, stepNumber, similarityFor(s, looked))
-      noteFallback(result, looked)
-      return { result, events, drift_events: result.event === null ? [] : [result.event] }
-    }, uow)
+    return await this.write(
+      agentId,
+      id,
+      (s) => {
+        const { result, events } = s.driftCheck(action, stepNumber, similarityFor(s, looked))
+        noteFallback(result, looked)
+        return { result, events, drift_events: result.event === null ? [] : [result.event] }
+      },
+      uow,
+    )
   }
 
   trend(agentId: string, id: string, window: number): Promise<DriftTrend> {
@@ -316,11 +330,7 @@ export class SessionsService implements TurnPartsProvider {
     return this.store.read(agentId, id, (s) => s.recitation(iteration, contextTokens))
   }
 
-  injectRecitation<M extends ChatMessage>(
-    agentId: string,
-    id: string,
-    input: { iteration: number; messages: M[]; context_tokens?: number; force?: boolean },
-  ): Promise<RecitationInjection<M>> {
+  injectRecitation<M extends ChatMessage>(agentId: string, id: string, input: { iteration: number; messages: M[]; context_tokens?: number; force?: boolean }): Promise<RecitationInjection<M>> {
     return this.write(agentId, id, (s) => ({
       result: s.injectRecitation(input.iteration, input.messages, {
         ...(input.context_tokens === undefined ? {} : { context_tokens: input.context_tokens }),

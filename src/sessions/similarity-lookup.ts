@@ -34,6 +34,5 @@ export function similarityFor(session: GoalSession, looked: LookedUp | undefined
 /** Says why an `embeddings` check used `enhanced` (the engine marks such a check `similarity_mode: enhanced`). */
 export function noteFallback(check: DriftCheck, looked: LookedUp | undefined): void {
   if (check.similarity_mode !== 'enhanced') return
-  check.similarity_fallback =
-    looked === undefined ? NO_PROVIDER : looked.outcome.kind === 'fallback' ? looked.outcome.reason : 'the goal changed while its embedding was fetched'
+  check.similarity_fallback = looked === undefined ? NO_PROVIDER : looked.outcome.kind === 'fallback' ? looked.outcome.reason : 'the goal changed while its embedding was fetched'
 }

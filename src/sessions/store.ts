@@ -282,10 +282,13 @@ export class SessionStore {
     const nested = this.db.inTransaction
     let done!: { outcome: Outcome<T>; next: Hydrated }
     // The run's value is the reply an idempotency record keeps.
-    const result = await uow.run(async () => {
-      done = await work()
-      return done.outcome.result
-    }, { atomic })
+    const result = await uow.run(
+      async () => {
+        done = await work()
+        return done.outcome.result
+      },
+      { atomic },
+    )
     // Counted once written (not per attempt).
     for (const e of done.outcome.drift_events ?? []) this.metrics.driftEvents.inc({ severity: e.severity })
     if (!nested) {

@@ -27,7 +27,11 @@ function bound(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return value.length <= ARG_MAX ? value : `${truncateChars(value, ARG_MAX)} [+${value.length - ARG_MAX} chars, sha256:${digest(value)}]`
   if (depth >= ARGS_DEPTH || value === null || typeof value !== 'object') return typeof value === 'object' && value !== null ? '[…]' : value
   if (Array.isArray(value)) return value.slice(0, ARGS_KEYS).map((v) => bound(v, depth + 1))
-  return Object.fromEntries(Object.entries(value).slice(0, ARGS_KEYS).map(([k, v]) => [k, bound(v, depth + 1)]))
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, ARGS_KEYS)
+      .map(([k, v]) => [k, bound(v, depth + 1)]),
+  )
 }
 
 /** The call as stored: redacted and bounded arguments (a tool without object arguments gets `{ input }`). */

@@ -57,9 +57,7 @@ export class Outbox {
     const messageId = newId('msg', nowMs)
     type Target = { id: string; event_types: string }
     const targets =
-      opts.onlyWebhookId !== undefined
-        ? await this.db.all<Target>(ONE, [agentId, opts.onlyWebhookId])
-        : (await this.db.all<Target>(ACTIVE, [agentId])).filter((w) => subscribes(w.event_types, type))
+      opts.onlyWebhookId !== undefined ? await this.db.all<Target>(ONE, [agentId, opts.onlyWebhookId]) : (await this.db.all<Target>(ACTIVE, [agentId])).filter((w) => subscribes(w.event_types, type))
     // Only deliveries ever read a message: one that no subscription wants would be a row per
     // session event that nothing reads or prunes.
     if (targets.length === 0) return { message_id: messageId, deliveries: 0 }

@@ -92,9 +92,7 @@ export class WebhookRepository {
 
   /** Newest first, plus one row, to know whether more follow. */
   attempts(agentId: string, webhookId: string, limit: number, before?: string): Promise<AttemptRow[]> {
-    return before === undefined
-      ? this.db.all<AttemptRow>(NEWEST_ATTEMPTS, [agentId, webhookId, limit + 1])
-      : this.db.all<AttemptRow>(ATTEMPTS_BEFORE, [agentId, webhookId, before, limit + 1])
+    return before === undefined ? this.db.all<AttemptRow>(NEWEST_ATTEMPTS, [agentId, webhookId, limit + 1]) : this.db.all<AttemptRow>(ATTEMPTS_BEFORE, [agentId, webhookId, before, limit + 1])
   }
 
   /** The delivery's claim, or undefined when the endpoint never got that message. */

@@ -19,10 +19,7 @@ const webhookFields = {
   updated_at: Timestamp,
 }
 const Webhook = Type.Object(webhookFields, { title: 'Webhook' })
-const CreatedWebhook = Type.Object(
-  { ...webhookFields, secret: Type.String({ description: '`whsec_` + base64; shown on create and rotate only.' }) },
-  { title: 'CreatedWebhook' },
-)
+const CreatedWebhook = Type.Object({ ...webhookFields, secret: Type.String({ description: '`whsec_` + base64; shown on create and rotate only.' }) }, { title: 'CreatedWebhook' })
 const Attempt = Type.Object(
   {
     id: Type.String(),
@@ -89,13 +86,19 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.get(
     '/webhooks',
-    { config: { auth: 'agent' }, schema: { operationId: 'listWebhooks', tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'listWebhooks', tags, summary: 'List webhook subscriptions, oldest first.', querystring: PaginationQuery('whk'), response: { 200: ListOf(Webhook), ...problemResponses } },
+    },
     async (request) => await webhooks.list(request.agentId, request.query),
   )
 
   app.get(
     '/webhooks/:id',
-    { config: { auth: 'agent' }, schema: { operationId: 'getWebhook', tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: { operationId: 'getWebhook', tags, summary: 'Get a webhook subscription (never its secret).', params: Params, response: { 200: Webhook, ...problemResponses } },
+    },
     async (request) => await webhooks.get(request.agentId, request.params.id),
   )
 
@@ -117,7 +120,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServic
 
   app.delete(
     '/webhooks/:id',
-    { config: { auth: 'agent' }, schema: { operationId: 'deleteWebhook', tags, summary: 'Delete a subscription and its queued deliveries.', params: Params, response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses } } },
+    {
+      config: { auth: 'agent' },
+      schema: {
+        operationId: 'deleteWebhook',
+        tags,
+        summary: 'Delete a subscription and its queued deliveries.',
+        params: Params,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problemResponses },
+      },
+    },
     async (request, reply) => {
       await webhooks.remove(request.agentId, request.params.id)
       return reply.code(204).send(null)

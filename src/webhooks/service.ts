@@ -185,9 +185,7 @@ export class WebhooksService {
     await this.row(agentId, id)
     const now = this.clock()
     // The message and its delivery commit together.
-    const r = await this.db.transaction(() =>
-      this.outbox.enqueue(agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, { onlyWebhookId: id }),
-    )
+    const r = await this.db.transaction(() => this.outbox.enqueue(agentId, 'webhook.test', { webhook_id: id, message: 'A test event from goalkeeper.' }, now, { onlyWebhookId: id }))
     return { message_id: r.message_id }
   }
 

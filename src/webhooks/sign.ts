@@ -24,10 +24,7 @@ export function signatureHeader(secrets: readonly string[], msgId: string, times
 }
 
 /** The secrets that sign at `nowMs`: the current one, plus the previous one inside its overlap. */
-export function activeSecrets(
-  w: { secret: string; previousSecret: string | null; previousSecretExpiresAt: number | null },
-  nowMs: number,
-): string[] {
+export function activeSecrets(w: { secret: string; previousSecret: string | null; previousSecretExpiresAt: number | null }, nowMs: number): string[] {
   const out = [w.secret]
   if (w.previousSecret && w.previousSecretExpiresAt !== null && nowMs < w.previousSecretExpiresAt) {
     out.push(w.previousSecret)

@@ -20,10 +20,14 @@ async function runExample(file: string, env: Record<string, string>): Promise<st
 it.each([
   ['examples/ai-sdk-agent.ts', 'stopped after 6 steps; last verdict: replan'],
   ['examples/openai-agents-agent.ts', 'stopped by goalkeeper: ToolInputGuardrailTripwireTriggered; last verdict: replan'],
-])('%s stops the scripted drifting agent', async (file, last) => {
-  const { baseUrl, agent } = await liveServer()
-  const out = await runExample(file, { GOALKEEPER_URL: baseUrl, GOALKEEPER_API_KEY: agent.apiKey })
-  const lines = out.trim().split('\n')
-  expect(lines.slice(0, 6).map((l) => l.split(':')[1]?.trim().split(' ')[0])).toEqual(['continue', 'continue', 'adjust', 'adjust', 'adjust', 'replan'])
-  expect(lines.at(-1)).toBe(last)
-}, 90_000)
+])(
+  '%s stops the scripted drifting agent',
+  async (file, last) => {
+    const { baseUrl, agent } = await liveServer()
+    const out = await runExample(file, { GOALKEEPER_URL: baseUrl, GOALKEEPER_API_KEY: agent.apiKey })
+    const lines = out.trim().split('\n')
+    expect(lines.slice(0, 6).map((l) => l.split(':')[1]?.trim().split(' ')[0])).toEqual(['continue', 'continue', 'adjust', 'adjust', 'adjust', 'replan'])
+    expect(lines.at(-1)).toBe(last)
+  },
+  90_000,
+)

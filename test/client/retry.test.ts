@@ -52,7 +52,10 @@ describe('sessions.step retries', () => {
   })
 
   it('reports a timeout as a GoalkeeperError with status 0 once every attempt timed out', async () => {
-    const { client, session, proxy } = await behindProxy([0, 1].map(() => ({ kind: 'slow', ms: 800 }) as const), { baseDelayMs: 10, timeoutMs: 300, retries: 1 })
+    const { client, session, proxy } = await behindProxy(
+      [0, 1].map(() => ({ kind: 'slow', ms: 800 }) as const),
+      { baseDelayMs: 10, timeoutMs: 300, retries: 1 },
+    )
     const err = await client.sessions.step(session.id, { description: 'x' }).catch((e: unknown) => e)
     expect(err).toMatchObject({ name: 'GoalkeeperError', status: 0, type: 'urn:goalkeeper-client:timeout' })
     expect(proxy.seen).toHaveLength(2)

@@ -29,7 +29,10 @@ const autoCheckpoint = () => handle.sqlite.pragma('wal_autocheckpoint', { simple
 /** ~1 MB in 40 transactions by default. */
 function write(rounds = 40): void {
   const insert = handle.sqlite.prepare('INSERT INTO t (body) VALUES (?)')
-  for (let r = 0; r < rounds; r++) handle.sqlite.transaction(() => { for (let i = 0; i < 25; i++) insert.run('x'.repeat(1000)) })()
+  for (let r = 0; r < rounds; r++)
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < 25; i++) insert.run('x'.repeat(1000))
+    })()
 }
 
 async function until(cond: () => boolean, ms = 20_000): Promise<void> {
@@ -41,7 +44,7 @@ async function until(cond: () => boolean, ms = 20_000): Promise<void> {
 }
 
 describe('WAL checkpointer', () => {
-  it('leaves the main connection only a backstop checkpoint, far above SQLite\'s 1,000 pages', () => {
+  it("leaves the main connection only a backstop checkpoint, far above SQLite's 1,000 pages", () => {
     expect(autoCheckpoint()).toBe(1000)
     checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 10 })
     expect(autoCheckpoint()).toBe(8000)
@@ -82,7 +85,9 @@ describe('WAL checkpointer', () => {
     // One worker pass at start, then none: the bound comes from the main connection's backstop alone
     // (how closely the worker keeps up depends on the disk's fsync time, not on this code).
     let firstPass!: () => void
-    const passed = new Promise<void>((resolve) => { firstPass = resolve })
+    const passed = new Promise<void>((resolve) => {
+      firstPass = resolve
+    })
     checkpointer = startCheckpointer(handle.sqlite, { intervalMs: 60_000, maxWalPages: 300, onPass: () => firstPass() })
     // Writing while that pass holds the checkpoint lock would keep the backstop out (a race, not the bound).
     await passed

@@ -59,16 +59,26 @@ describe('triggers', () => {
     for (const s of ['ses_1', 'ses_2']) {
       q(`INSERT INTO sessions (id, agent_id, goal, plan, config, state, created_at, updated_at) VALUES ('${s}', 'agt_1', 'g', '[]', '{}', '{}', 1, 1)`)
     }
-    const links: [string, string | null][] = [['rem_1', 'ses_1'], ['rem_2', 'ses_2'], ['rem_3', null]]
+    const links: [string, string | null][] = [
+      ['rem_1', 'ses_1'],
+      ['rem_2', 'ses_2'],
+      ['rem_3', null],
+    ]
     links.forEach(([id, session], i) => {
       h.sqlite
-        .prepare(`INSERT INTO reminders (id, doc_id, agent_id, session_id, title, trigger_type, trigger_pattern, created_at, updated_at)
-          VALUES (?, ?, 'agt_1', ?, 't', 'context', 'p', 1, 1)`)
+        .prepare(
+          `INSERT INTO reminders (id, doc_id, agent_id, session_id, title, trigger_type, trigger_pattern, created_at, updated_at)
+          VALUES (?, ?, 'agt_1', ?, 't', 'context', 'p', 1, 1)`,
+        )
         .run(id, i + 1, session)
     })
     const linked = () => h.sqlite.prepare('SELECT id, session_id FROM reminders ORDER BY id').all()
     q("DELETE FROM sessions WHERE id = 'ses_1'")
-    expect(linked()).toEqual([{ id: 'rem_1', session_id: null }, { id: 'rem_2', session_id: 'ses_2' }, { id: 'rem_3', session_id: null }])
+    expect(linked()).toEqual([
+      { id: 'rem_1', session_id: null },
+      { id: 'rem_2', session_id: 'ses_2' },
+      { id: 'rem_3', session_id: null },
+    ])
     q("DELETE FROM agents WHERE id = 'agt_1'")
     expect(linked()).toEqual([])
     h.close()

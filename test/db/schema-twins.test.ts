@@ -22,7 +22,11 @@ function shape(tables: Array<{ name: string; columns: Array<{ name: string; notN
 }
 
 it('the PostgreSQL schema is the twin of the SQLite one: the same tables and columns, nullability included', () => {
-  const sqliteTables = Object.values(sqlite).filter((t) => t instanceof SQLiteTable).map((t) => sqliteConfig(t))
-  const pgTables = Object.values(pg).filter((t) => t instanceof PgTable).map((t) => pgConfig(t))
+  const sqliteTables = Object.values(sqlite)
+    .filter((t) => t instanceof SQLiteTable)
+    .map((t) => sqliteConfig(t))
+  const pgTables = Object.values(pg)
+    .filter((t) => t instanceof PgTable)
+    .map((t) => pgConfig(t))
   expect(shape(pgTables, PG_ONLY)).toEqual(shape(sqliteTables, SQLITE_ONLY))
 })

@@ -41,15 +41,41 @@ describe('the todo list is the plan', () => {
 
   it('reads the lists of Claude Code, Codex CLI and Gemini CLI, completed first, cancelled items dropped', () => {
     const todosOf = (tool: { name: string; args: Record<string, unknown> }) => new TodoList().apply(tool)
-    expect(todosOf(write([['b', 'pending'], ['a', 'completed'], ['c', 'in_progress']]))).toEqual([
+    expect(
+      todosOf(
+        write([
+          ['b', 'pending'],
+          ['a', 'completed'],
+          ['c', 'in_progress'],
+        ]),
+      ),
+    ).toEqual([
       { content: 'a', status: 'completed' },
       { content: 'c', status: 'in_progress' },
       { content: 'b', status: 'pending' },
     ])
-    expect(todosOf({ name: 'update_plan', args: { plan: [{ step: 'x', status: 'completed' }, { step: 'y', status: 'pending' }] } })).toHaveLength(2)
-    expect(todosOf({ name: 'write_todos', args: { todos: [{ description: 'x', status: 'cancelled' }, { description: 'y', status: 'in_progress' }] } })).toEqual([
-      { content: 'y', status: 'in_progress' },
-    ])
+    expect(
+      todosOf({
+        name: 'update_plan',
+        args: {
+          plan: [
+            { step: 'x', status: 'completed' },
+            { step: 'y', status: 'pending' },
+          ],
+        },
+      }),
+    ).toHaveLength(2)
+    expect(
+      todosOf({
+        name: 'write_todos',
+        args: {
+          todos: [
+            { description: 'x', status: 'cancelled' },
+            { description: 'y', status: 'in_progress' },
+          ],
+        },
+      }),
+    ).toEqual([{ content: 'y', status: 'in_progress' }])
     expect(todosOf({ name: 'TodoWrite', args: { todos: 'not a list' } })).toBeNull()
     expect(todosOf({ name: 'Bash', args: { todos: [] } })).toBeNull()
   })
@@ -70,14 +96,26 @@ describe('the todo list is the plan', () => {
 
   it('moves progress only when an item is completed, and a completed item ends a stall', () => {
     const s = new GoalSession({ goal: 'Migrate the billing service to the new API' }, { clock })
-    s.step('TodoWrite', '', undefined, { tool: write([['read the API docs', 'in_progress'], ['port the client', 'pending'], ['run tests', 'pending']]) })
+    s.step('TodoWrite', '', undefined, {
+      tool: write([
+        ['read the API docs', 'in_progress'],
+        ['port the client', 'pending'],
+        ['run tests', 'pending'],
+      ]),
+    })
     expect(s.state()).toMatchObject({ total_steps_planned: 3, current_step: 0, progress: 0 })
     // Aligned steps do not move a todo plan; they would have advanced a REST plan.
     for (let i = 0; i < 5; i++) s.step(`read the billing API docs page ${i}`, 'billing API endpoints')
     expect(s.state()).toMatchObject({ current_step: 0, progress: 0 })
     for (let i = 0; i < 5; i++) s.step(`look at unrelated file ${i}`, '')
     expect(s.state().stall_turns).toBeGreaterThanOrEqual(5)
-    s.step('TodoWrite', '', undefined, { tool: write([['read the API docs', 'completed'], ['port the client', 'in_progress'], ['run tests', 'pending']]) })
+    s.step('TodoWrite', '', undefined, {
+      tool: write([
+        ['read the API docs', 'completed'],
+        ['port the client', 'in_progress'],
+        ['run tests', 'pending'],
+      ]),
+    })
     expect(s.state()).toMatchObject({ current_step: 1, stall_turns: 0 })
     expect(s.state().progress).toBeCloseTo(1 / 3)
     expect(s.recitation(20).content).toContain('**Current Task**: port the client')

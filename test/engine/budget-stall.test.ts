@@ -59,7 +59,8 @@ describe('reading past half the budget', () => {
 
   it('reads a shell command for what it does: reads and searches, redirects to /dev/null and 2>&1 are reading; writes and runs are work', () => {
     const work = (command: string) => callWork({ name: 'bash', args: { command } })
-    for (const c of ['grep -rn lastPage src 2>/dev/null', 'cat src/pagination.ts 2>&1 | head', 'find . -name "*.ts" > /dev/null', 'git log -5', 'ls -la', 'npm install']) expect(work(c), c).toBe('reading')
+    for (const c of ['grep -rn lastPage src 2>/dev/null', 'cat src/pagination.ts 2>&1 | head', 'find . -name "*.ts" > /dev/null', 'git log -5', 'ls -la', 'npm install'])
+      expect(work(c), c).toBe('reading')
     for (const c of ['echo "x" > notes.txt', 'grep -n a b >> out.log', 'sed -n 1p a | tee copy.txt', 'patch -p1 < fix.diff', './mvnw test', 'yarn test']) expect(work(c), c).toBe('work')
     expect(callWork({ name: 'str_replace_editor', args: { command: 'view', path: 'a.py' } })).toBe('reading')
     expect(callWork({ name: 'str_replace_editor', args: { command: 'str_replace', path: 'a.py' } })).toBe('work')
@@ -73,7 +74,13 @@ describe('reading past half the budget', () => {
     delete json.detection!.budget_stall
     const old = GoalSession.fromJSON(json, { clock })
     expect([...HALF, ...reads(15)].map(([d, o, sig]) => old.step(d, o, undefined, sig)).every((r) => r.verification.budget_stall === undefined)).toBe(true)
-    const bad: [unknown, string][] = [[{ at: 0 }, 'budget_stall/at'], [{ at: 1 }, 'budget_stall/at'], [{ calls: 2 }, 'budget_stall/calls'], [{ calls: 1001 }, 'budget_stall/calls'], [{ calls: 7.5 }, 'budget_stall/calls']]
+    const bad: [unknown, string][] = [
+      [{ at: 0 }, 'budget_stall/at'],
+      [{ at: 1 }, 'budget_stall/at'],
+      [{ calls: 2 }, 'budget_stall/calls'],
+      [{ calls: 1001 }, 'budget_stall/calls'],
+      [{ calls: 7.5 }, 'budget_stall/calls'],
+    ]
     for (const [budget_stall, field] of bad) {
       expect(() => new GoalSession({ goal: GOAL, config: { budget_stall } as never }), JSON.stringify(budget_stall)).toThrow(expect.objectContaining({ field }))
     }

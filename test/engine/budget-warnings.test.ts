@@ -54,7 +54,11 @@ describe("an agent's daily budget", () => {
       report: { day: '2026-11-27', cost_usd: 8.5, budget_fraction: 0.85, warning: 0.8, crossed: [0.5, 0.8] },
       spent: false,
     })
-    expect(checkAgentBudget(b, 'd', { tokens: 0, cost_usd: 9.5 }, { tokens: 0, cost_usd: 10.2 })).toMatchObject({ spent: true, newly_spent: true, reason: "the agent's daily budget is spent: $10.2 of $10" })
+    expect(checkAgentBudget(b, 'd', { tokens: 0, cost_usd: 9.5 }, { tokens: 0, cost_usd: 10.2 })).toMatchObject({
+      spent: true,
+      newly_spent: true,
+      reason: "the agent's daily budget is spent: $10.2 of $10",
+    })
     expect(checkAgentBudget(b, 'd', { tokens: 0, cost_usd: 10.2 }, { tokens: 0, cost_usd: 10.3 })).toMatchObject({ spent: true, newly_spent: false })
     expect(checkAgentBudget(b, 'd', { tokens: 0, cost_usd: 4.9 }, { tokens: 0, cost_usd: 4.95 })!.report).not.toHaveProperty('crossed')
     expect(checkAgentBudget({ warn_at: [0.5] }, 'd', { tokens: 0, cost_usd: 0 }, { tokens: 0, cost_usd: 1 })).toBeNull()

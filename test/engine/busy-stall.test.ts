@@ -33,7 +33,21 @@ describe('busy but going nowhere', () => {
     expect(busy(nine.slice(0, 8))).toBe(false)
     expect(busy([...nine.slice(0, 5), grep('lastPage', 'src/pagination.ts:12: export function lastPage('), ...nine.slice(5)])).toBe(false)
     expect(busy([...nine.slice(0, 5), ['Read', 'x', { tool: { name: 'Read', args: { file_path: 'src/routes/items.ts' } } }], ...nine.slice(5)])).toBe(false)
-    const todo = (done: number): [string, string, StepSignals] => ['TodoWrite', '', { tool: { name: 'TodoWrite', args: { todos: [['find lastPage', done > 0], ['fix it', false]].map(([content, completed]) => ({ content, status: completed ? 'completed' : 'pending' })) } } }]
+    const todo = (done: number): [string, string, StepSignals] => [
+      'TodoWrite',
+      '',
+      {
+        tool: {
+          name: 'TodoWrite',
+          args: {
+            todos: [
+              ['find lastPage', done > 0],
+              ['fix it', false],
+            ].map(([content, completed]) => ({ content, status: completed ? 'completed' : 'pending' })),
+          },
+        },
+      },
+    ]
     expect(busy([todo(0), ...nine.slice(0, 5), todo(1), ...nine.slice(5)])).toBe(false)
     const withMessages = run([...nine.slice(0, 5), ['Let me think about where pages are counted', '', {}], ...nine.slice(5)]).results
     expect(withMessages.at(-1)!.verification.busy_stall).toMatchObject({ count: 8 })
@@ -45,7 +59,7 @@ describe('busy but going nowhere', () => {
     delete json.config.busy_after
     delete json.detection!.busy
     const old = GoalSession.fromJSON(json, { clock })
-    const results = patterns.map((p) => old.step(...grep(p).slice(0, 2) as [string, string], undefined, grep(p)[2]))
+    const results = patterns.map((p) => old.step(...(grep(p).slice(0, 2) as [string, string]), undefined, grep(p)[2]))
     expect(results.every((r) => r.verification.busy_stall === undefined)).toBe(true)
     for (const busy_after of [2, 1001, 7.5]) expect(() => new GoalSession({ goal: GOAL, config: { busy_after } }), String(busy_after)).toThrow(expect.objectContaining({ field: 'busy_after' }))
   })

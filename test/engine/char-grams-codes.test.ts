@@ -23,7 +23,10 @@ describe('character n-grams', () => {
     const table = new GramTable(grams)
     for (const [s, w] of grams) expect(table.get(s)).toBe(w)
     expect(table.get(12345)).toBe(grams.get(12345) ?? 0)
-    expect(table.norm2).toBeCloseTo([...grams.values()].reduce((a, w) => a + w * w, 0), 12)
+    expect(table.norm2).toBeCloseTo(
+      [...grams.values()].reduce((a, w) => a + w * w, 0),
+      12,
+    )
   })
 
   it('lets parts of words meet: a partial match scores above no match', () => {

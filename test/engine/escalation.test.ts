@@ -158,7 +158,7 @@ describe('skip_unchanged', () => {
     expect(injected(4).injected).toBe(true)
     s.step('search flights to San Francisco business class', 'found HAT001')
     expect(injected(5).injected).toBe(true)
-    expect(injected(6, ).skipped).toBeDefined()
+    expect(injected(6).skipped).toBeDefined()
     expect(s.injectRecitation(6, [], { force: true }).injected).toBe(true)
     // Off by default: due means injected.
     const plain = new GoalSession({ goal: GOAL, config: { recitation: { frequency: 1 } } }, { clock })

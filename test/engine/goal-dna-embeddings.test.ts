@@ -61,8 +61,19 @@ describe('GoalDNA with an external similarity (embeddings)', () => {
 
 describe('embedding vectors', () => {
   it('reads data[].embedding in index order and rejects malformed answers', () => {
-    const vs = parseEmbeddings({ data: [{ index: 1, embedding: [0, 1] }, { index: 0, embedding: [1, 0] }] }, 2)
-    expect(vs.map((v) => [...v])).toEqual([[1, 0], [0, 1]])
+    const vs = parseEmbeddings(
+      {
+        data: [
+          { index: 1, embedding: [0, 1] },
+          { index: 0, embedding: [1, 0] },
+        ],
+      },
+      2,
+    )
+    expect(vs.map((v) => [...v])).toEqual([
+      [1, 0],
+      [0, 1],
+    ])
     for (const bad of [null, {}, { data: [] }, { data: [{ embedding: [] }] }, { data: [{ embedding: [1, 'x'] }] }, { data: [{}] }]) {
       expect(() => parseEmbeddings(bad, 1)).toThrow(EmbeddingError)
     }

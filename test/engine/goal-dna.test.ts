@@ -164,8 +164,13 @@ describe('trend', () => {
 
   it('is stable with zeros before any check', () => {
     expect(new GoalDNA(goal).getTrend()).toEqual({
-      direction: 'stable', average_similarity: 0, min_similarity: 0, max_similarity: 0,
-      consecutive_drifts: 0, total_drift_events: 0, trend_slope: 0,
+      direction: 'stable',
+      average_similarity: 0,
+      min_similarity: 0,
+      max_similarity: 0,
+      consecutive_drifts: 0,
+      total_drift_events: 0,
+      trend_slope: 0,
     })
   })
 })
@@ -175,9 +180,16 @@ describe('summary and serialization', () => {
     const dna = new GoalDNA(GOAL)
     dna.checkDrift(1, 'Researching quantum computing papers')
     expect(dna.getSummary()).toEqual({
-      goal: GOAL, similarity_mode: 'lexical', token_count: 5, trigram_count: dna.trigrams.size,
-      total_checks: 1, drift_events: 1, trend_direction: 'stable', consecutive_drift_count: 1,
-      is_drifting: false, drift_threshold: 0.15,
+      goal: GOAL,
+      similarity_mode: 'lexical',
+      token_count: 5,
+      trigram_count: dna.trigrams.size,
+      total_checks: 1,
+      drift_events: 1,
+      trend_direction: 'stable',
+      consecutive_drift_count: 1,
+      is_drifting: false,
+      drift_threshold: 0.15,
     })
   })
 
@@ -185,28 +197,23 @@ describe('summary and serialization', () => {
     const words = ['build', 'rest', 'api', 'user', 'management', 'quantum', 'papers', 'the', 'schema', 'ÜBER', '']
     const actionArb = fc.array(fc.constantFrom(...words), { maxLength: 6 }).map((w) => w.join(' '))
     fc.assert(
-      fc.property(
-        fc.array(actionArb, { maxLength: 15 }),
-        fc.array(actionArb, { minLength: 1, maxLength: 15 }),
-        fc.integer({ min: 1, max: 8 }),
-        (before, after, historySize) => {
-          const a = fixedClock()
-          const b = fixedClock()
-          const dna = new GoalDNA(GOAL, { clock: a.clock, history_size: historySize, consecutive_limit: 2 })
-          before.forEach((x, i) => dna.checkDrift(i, x))
-          const json = JSON.parse(JSON.stringify(dna.toJSON())) as GoalDNAJSON
-          const copy = GoalDNA.fromJSON(json, { clock: b.clock })
-          expect(copy.toJSON()).toEqual(dna.toJSON())
-          after.forEach((x, i) => {
-            a.advance(1000)
-            b.advance(1000)
-            expect(copy.check(100 + i, x)).toEqual(dna.check(100 + i, x))
-          })
-          expect(copy.getTrend(4)).toEqual(dna.getTrend(4))
-          expect(copy.getSummary()).toEqual(dna.getSummary())
-          expect(copy.getDriftEvents()).toEqual(dna.getDriftEvents())
-        },
-      ),
+      fc.property(fc.array(actionArb, { maxLength: 15 }), fc.array(actionArb, { minLength: 1, maxLength: 15 }), fc.integer({ min: 1, max: 8 }), (before, after, historySize) => {
+        const a = fixedClock()
+        const b = fixedClock()
+        const dna = new GoalDNA(GOAL, { clock: a.clock, history_size: historySize, consecutive_limit: 2 })
+        before.forEach((x, i) => dna.checkDrift(i, x))
+        const json = JSON.parse(JSON.stringify(dna.toJSON())) as GoalDNAJSON
+        const copy = GoalDNA.fromJSON(json, { clock: b.clock })
+        expect(copy.toJSON()).toEqual(dna.toJSON())
+        after.forEach((x, i) => {
+          a.advance(1000)
+          b.advance(1000)
+          expect(copy.check(100 + i, x)).toEqual(dna.check(100 + i, x))
+        })
+        expect(copy.getTrend(4)).toEqual(dna.getTrend(4))
+        expect(copy.getSummary()).toEqual(dna.getSummary())
+        expect(copy.getDriftEvents()).toEqual(dna.getDriftEvents())
+      }),
       { numRuns: 200 },
     )
   })

@@ -32,8 +32,15 @@ describe('the reference example', () => {
     expect(v.recommended_action).toBe('continue')
     expect(v.reasoning).toMatch(/goal terms \[user\]/)
     expect(t.getState()).toEqual({
-      original_goal: GOAL, current_step: 1, total_steps_planned: 3, progress: 1 / 3, drift_score: 0,
-      loop_detected: false, loop_count: 0, stall_turns: 0, timestamp: '2026-11-22T09:00:00.000Z',
+      original_goal: GOAL,
+      current_step: 1,
+      total_steps_planned: 3,
+      progress: 1 / 3,
+      drift_score: 0,
+      loop_detected: false,
+      loop_count: 0,
+      stall_turns: 0,
+      timestamp: '2026-11-22T09:00:00.000Z',
     })
   })
 
@@ -151,9 +158,7 @@ describe('drift, loops and stalls', () => {
 })
 
 describe('heuristic properties', () => {
-  const textArb = fc
-    .array(fc.constantFrom('build', 'rest', 'api', 'users', 'management', 'quantum', 'castle', 'schema', 'the', 'tests'), { maxLength: 6 })
-    .map((w) => w.join(' '))
+  const textArb = fc.array(fc.constantFrom('build', 'rest', 'api', 'users', 'management', 'quantum', 'castle', 'schema', 'the', 'tests'), { maxLength: 6 }).map((w) => w.join(' '))
 
   it('drift stays in [0, 1]; aligned steps never raise it, off-goal steps never lower it', () => {
     fc.assert(
@@ -285,8 +290,15 @@ describe('sync and async agree; summary; serialization', () => {
     advance(90_000)
     const s = t.getSummary()
     expect(s).toEqual({
-      goal: GOAL, progress: 1 / 3, drift: t.getState().drift_score, steps_completed: 1, steps_planned: 3,
-      loops_detected: 0, stall_turns: 1, elapsed_seconds: 90, verifications: 2,
+      goal: GOAL,
+      progress: 1 / 3,
+      drift: t.getState().drift_score,
+      steps_completed: 1,
+      steps_planned: 3,
+      loops_detected: 0,
+      stall_turns: 1,
+      elapsed_seconds: 90,
+      verifications: 2,
       avg_alignment: (t.getHistory()[0]!.alignment_score + 0.15) / 2,
     })
   })

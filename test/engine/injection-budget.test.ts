@@ -1,10 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  BUDGET_TRUNCATION_MARKER,
-  InjectionBudgetManager,
-  UNKNOWN_INJECTION_PRIORITY,
-} from '../../src/engine/context/injection-budget.js'
+import { BUDGET_TRUNCATION_MARKER, InjectionBudgetManager, UNKNOWN_INJECTION_PRIORITY } from '../../src/engine/context/injection-budget.js'
 import { countTokens } from '../../src/engine/similarity/text.js'
 
 // One token per word with o200k (checked in the first test).
@@ -14,11 +10,7 @@ const words = (n: number) => Array.from({ length: n }, (_, i) => W[i % W.length]
 describe('InjectionBudgetManager (notes §1.6)', () => {
   it('has the original priorities, 5 for unknown names, and config overrides', () => {
     const m = new InjectionBudgetManager({ priorities: { recitation: 0 } })
-    expect(
-      ['budget_warning', 'timeout_wrapup', 'doom_loop', 'failure_context', 'learning_context', 'exploration_nudge', 'phase_guidance'].map(
-        (n) => m.getPriority(n),
-      ),
-    ).toEqual([0, 0, 1, 2, 2, 4, 4])
+    expect(['budget_warning', 'timeout_wrapup', 'doom_loop', 'failure_context', 'learning_context', 'exploration_nudge', 'phase_guidance'].map((n) => m.getPriority(n))).toEqual([0, 0, 1, 2, 2, 4, 4])
     expect(m.getPriority('recitation')).toBe(0)
     expect(new InjectionBudgetManager().getPriority('recitation')).toBe(3)
     expect(m.getPriority('unknown')).toBe(UNKNOWN_INJECTION_PRIORITY)

@@ -46,7 +46,10 @@ describe('loop kinds', () => {
     expect(firstLoop(r, 'same_call')).toBe(4)
     expect(r[4]!.verification.loop!.steps).toEqual([1, 2, 3, 4, 5])
     // Different arguments are different calls.
-    const other = run({ loop_kinds: ['same_call'] }, [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', { id: `X${i}` }, 'same')))
+    const other = run(
+      { loop_kinds: ['same_call'] },
+      [0, 1, 2, 3, 4].map((i) => call('get_reservation_details', { id: `X${i}` }, 'same')),
+    )
     expect(firstLoop(other, 'same_call')).toBe(-1)
     // Off for a new session that lists no kinds: an answer that changes is polling or progress.
     expect(run({}, steps).every((x) => x.verification.loop === undefined)).toBe(true)
@@ -66,8 +69,24 @@ describe('loop kinds', () => {
     // Near misses: twice; a look between (the agent checked the file); the edit's arguments change; a read repeated with a changing answer.
     expect(firstLoop(run({}, edits.slice(0, 2)), 'same_edit')).toBe(-1)
     expect(firstLoop(run({}, [edits[0]!, edits[1]!, call('open', { command: 'open TypeClass.java' }, grown(6)), edits[2]!]), 'same_edit')).toBe(-1)
-    expect(firstLoop(run({}, [1, 2, 3].map((i) => call('edit', { command: `edit ${i}:${i}\nx\nend_of_edit` }, grown(i)))), 'same_edit')).toBe(-1)
-    expect(firstLoop(run({}, [1, 2, 3, 4].map((i) => call('open', { command: 'open TypeClass.java' }, grown(i)))), 'same_edit')).toBe(-1)
+    expect(
+      firstLoop(
+        run(
+          {},
+          [1, 2, 3].map((i) => call('edit', { command: `edit ${i}:${i}\nx\nend_of_edit` }, grown(i))),
+        ),
+        'same_edit',
+      ),
+    ).toBe(-1)
+    expect(
+      firstLoop(
+        run(
+          {},
+          [1, 2, 3, 4].map((i) => call('open', { command: 'open TypeClass.java' }, grown(i))),
+        ),
+        'same_edit',
+      ),
+    ).toBe(-1)
     // Off unless listed.
     expect(firstLoop(run({ loop_kinds: ['repeat'] }, edits), 'same_edit')).toBe(-1)
   })
@@ -91,7 +110,14 @@ describe('loop kinds', () => {
 
   it('polling: the same call whose output changes is not a loop until the output stops changing', () => {
     const poll = (o: string) => call('get_job_status', { job: 7 }, o)
-    const r = run({ loop_kinds: ['same_result'] }, [poll('running 10%'), poll('running 40%'), poll('running 80%'), poll('done at 2026-11-22 09:00:01'), poll('done at 2026-11-22 09:00:05'), poll('done at 2026-11-22 09:00:09')])
+    const r = run({ loop_kinds: ['same_result'] }, [
+      poll('running 10%'),
+      poll('running 40%'),
+      poll('running 80%'),
+      poll('done at 2026-11-22 09:00:01'),
+      poll('done at 2026-11-22 09:00:05'),
+      poll('done at 2026-11-22 09:00:09'),
+    ])
     expect(r.slice(0, 5).every((x) => x.verification.loop === undefined)).toBe(true)
     expect(r[5]!.verification.loop).toMatchObject({ kind: 'same_result', steps: [4, 5, 6] })
   })
@@ -106,7 +132,10 @@ describe('loop kinds', () => {
     expect(firstLoop(run({}, [failing(0), failing(1), { d: 'hmm' }, failing(2), failing(3), failing(4)]), 'error_cascade')).toBe(5)
     // The same call failing alike is error_repeat's, not a cascade.
     const same = call('Bash', { command: 'cd fastjson/' }, '/bin/bash: line 13008: cd: fastjson/: No such file or directory', { error: true })
-    const alike = run({}, [0, 1, 2, 3, 4].map((i) => ({ ...same, o: `/bin/bash: line ${13008 + 15 * i}: cd: fastjson/: No such file or directory` })))
+    const alike = run(
+      {},
+      [0, 1, 2, 3, 4].map((i) => ({ ...same, o: `/bin/bash: line ${13008 + 15 * i}: cd: fastjson/: No such file or directory` })),
+    )
     expect(alike.map((x) => x.verification.loop?.kind ?? null)).toEqual([null, null, 'error_repeat', 'error_repeat', 'error_repeat'])
   })
 
@@ -176,9 +205,7 @@ describe('loop kinds', () => {
     const fail = call('pay', { amount: 1 }, 'Error', { error: true })
     const s = new GoalSession({ goal: GOAL }, { clock })
     const events = [fail, fail, fail].flatMap((x) => s.step(x.d, x.o, undefined, { tool: x.tool!, error: true }).events)
-    expect(events.filter((e) => e.type === 'loop_detected')).toEqual([
-      { type: 'loop_detected', data: { step_number: 3, loop_count: 1, description: fail.d, kind: 'error_repeat', steps: [1, 2, 3] } },
-    ])
+    expect(events.filter((e) => e.type === 'loop_detected')).toEqual([{ type: 'loop_detected', data: { step_number: 3, loop_count: 1, description: fail.d, kind: 'error_repeat', steps: [1, 2, 3] } }])
   })
 
   it('rejects an unknown kind, a threshold out of range and a bad budget, naming the field', () => {

@@ -1,13 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  calculateOptimalFrequency,
-  RECITATION_HISTORY_LIMIT,
-  RecitationManager,
-  type ChatMessage,
-  type RecitationEvent,
-  type RecitationState,
-} from '../../src/engine/context/recitation.js'
+import { calculateOptimalFrequency, RECITATION_HISTORY_LIMIT, RecitationManager, type ChatMessage, type RecitationEvent, type RecitationState } from '../../src/engine/context/recitation.js'
 import { countTokens } from '../../src/engine/similarity/text.js'
 import { countTokensByLines } from '../../src/engine/context/token-fit.js'
 
@@ -60,12 +53,10 @@ describe('RecitationManager schedule (notes §1.2)', () => {
   })
 
   it('calculateOptimalFrequency: 10 / 7 / 5 / 3 with boundaries at 10k, 30k, 60k', () => {
-    expect([0, 9_999, 10_000, 29_999, 30_000, 59_999, 60_000, 1e6].map(calculateOptimalFrequency)).toEqual([
-      10, 10, 7, 7, 5, 5, 3, 3,
-    ])
+    expect([0, 9_999, 10_000, 29_999, 30_000, 59_999, 60_000, 1e6].map(calculateOptimalFrequency)).toEqual([10, 10, 7, 7, 5, 5, 3, 3])
   })
 
-  it("adaptive frequency follows the context size and remembers it", () => {
+  it('adaptive frequency follows the context size and remembers it', () => {
     const m = new RecitationManager({ frequency: 'adaptive' })
     expect(m.frequencyFor()).toBe(5)
     m.injectIfNeeded([], { iteration: 1, goal: 'g' })
@@ -112,9 +103,7 @@ describe('buildRecitation formats (notes §1.3, §1.7)', () => {
 
   it('shows the first 3 pending todos and (+N more) beyond 3', () => {
     const five = ['a', 'b', 'c', 'd', 'e'].map((content) => ({ content, status: 'pending' as const }))
-    expect(m.buildRecitation({ iteration: 1, todos: five })).toBe(
-      '**Todo Status**: 0 done, 0 active, 5 pending\n**Next**: a; b; c (+2 more)',
-    )
+    expect(m.buildRecitation({ iteration: 1, todos: five })).toBe('**Todo Status**: 0 done, 0 active, 5 pending\n**Next**: a; b; c (+2 more)')
     const three = five.slice(0, 3)
     expect(m.buildRecitation({ iteration: 1, todos: three })).toContain('**Remaining**: a; b; c')
   })
@@ -129,9 +118,7 @@ describe('buildRecitation formats (notes §1.3, §1.7)', () => {
 
   it('uses only the configured sources, plus files and errors always', () => {
     const goalOnly = new RecitationManager({ sources: ['goal'] })
-    expect(goalOnly.buildRecitation({ iteration: 1, goal: 'G', todos, active_files: ['a.ts'] })).toBe(
-      '**Goal**: G\n\n**Active files**: a.ts',
-    )
+    expect(goalOnly.buildRecitation({ iteration: 1, goal: 'G', todos, active_files: ['a.ts'] })).toBe('**Goal**: G\n\n**Active files**: a.ts')
     const custom = new RecitationManager({ sources: ['custom'], custom_builder: (s) => `Custom at ${s.iteration}` })
     expect(custom.buildRecitation({ iteration: 9 })).toBe('Custom at 9')
   })
@@ -226,12 +213,7 @@ describe('injectIfNeeded (notes §1.4)', () => {
     expect(m.lastInjectionIteration).toBe(0)
     m.injectIfNeeded(msgs, { iteration: 1, goal: 'g' })
     expect(m.injectIfNeeded(msgs, { iteration: 3, goal: 'g' })).toBe(msgs)
-    expect(events.map((e) => e.type + ('reason' in e ? `:${e.reason}` : ''))).toEqual([
-      'recitation.skipped:no_content',
-      'recitation.built',
-      'recitation.injected',
-      'recitation.skipped:not_due',
-    ])
+    expect(events.map((e) => e.type + ('reason' in e ? `:${e.reason}` : ''))).toEqual(['recitation.skipped:no_content', 'recitation.built', 'recitation.injected', 'recitation.skipped:not_due'])
     const built = events[1] as Extract<RecitationEvent, { type: 'recitation.built' }>
     expect(built.token_estimate).toBeGreaterThan(0)
   })
@@ -279,8 +261,7 @@ describe('injectIfNeeded (notes §1.4)', () => {
         (frequency, steps) => {
           const a = new RecitationManager({ frequency, clock: fixed })
           const half = Math.ceil(steps.length / 2)
-          const run = (mgr: RecitationManager, s: (typeof steps)[number]) =>
-            mgr.inject([{ role: 'user', content: 'u' }], { iteration: s.iteration, goal: 'g', context_tokens: s.ctx })
+          const run = (mgr: RecitationManager, s: (typeof steps)[number]) => mgr.inject([{ role: 'user', content: 'u' }], { iteration: s.iteration, goal: 'g', context_tokens: s.ctx })
           steps.slice(0, half).forEach((s) => run(a, s))
           const b = RecitationManager.fromJSON(JSON.parse(JSON.stringify(a.toJSON())), { clock: fixed })
           for (const s of steps.slice(half)) expect(run(b, s)).toEqual(run(a, s))

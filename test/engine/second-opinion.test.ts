@@ -45,7 +45,11 @@ describe('the second opinion', () => {
     expect(confirmed.recommended_action).toBe('replan')
     expect(confirmed.second_opinion).toEqual({ ...no(0.93), confirmed: true })
     expect(confirmed.reasoning).toContain('second opinion (confidence 0.93, confirmed): not making progress: It reruns the same failing test')
-    for (const outcome of [{ answer: no(0.95), confirmed: false }, { answer: no(0.89), confirmed: true }, { answer: yes(1), confirmed: false }]) {
+    for (const outcome of [
+      { answer: no(0.95), confirmed: false },
+      { answer: no(0.89), confirmed: true },
+      { answer: yes(1), confirmed: false },
+    ]) {
       const v = at10(outcome)
       expect(v.recommended_action, JSON.stringify(outcome)).toBe('continue')
       expect(v.second_opinion).toEqual({ ...outcome.answer, confirmed: false })
@@ -58,8 +62,18 @@ describe('the second opinion', () => {
     const first = run(12, [{ answer: yes(0.5), confirmed: false }]).s
     const resumed = GoalSession.fromJSON(JSON.parse(JSON.stringify(first.toJSON())), { clock })
     // Asked at 10, unsure: next at 15.
-    expect([13, 14, 15].map(() => { const due = resumed.opinionDue; resumed.step('Read src/items.ts', 'x'); return due })).toEqual([false, false, true])
-    for (const [field, v] of [['after', 1], ['every', 1001], ['every', 2.5]] as const) {
+    expect(
+      [13, 14, 15].map(() => {
+        const due = resumed.opinionDue
+        resumed.step('Read src/items.ts', 'x')
+        return due
+      }),
+    ).toEqual([false, false, true])
+    for (const [field, v] of [
+      ['after', 1],
+      ['every', 1001],
+      ['every', 2.5],
+    ] as const) {
       expect(() => new GoalSession({ goal: GOAL, config: { second_opinion: { [field]: v } } }), `${field} ${v}`).toThrow(expect.objectContaining({ field: `second_opinion/${field}` }))
     }
   })

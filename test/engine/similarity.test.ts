@@ -57,9 +57,7 @@ describe('enhanced similarity', () => {
     const scorer = createScorer('Rebook the cancelled flight on May 20th', 'enhanced')
     expect(scorer.similarity('cancelling flights')).toBeGreaterThan(0)
     expect(normalizeText('on 2024-05-20 and the 3rd')).toBe('on 2024 may 20 and the 3')
-    expect(scorer.similarity('search_direct_flight({"date": "2024-05-20"})')).toBeGreaterThan(
-      scorer.similarity('search_direct_flight({"date": "2024-06-11"})'),
-    )
+    expect(scorer.similarity('search_direct_flight({"date": "2024-05-20"})')).toBeGreaterThan(scorer.similarity('search_direct_flight({"date": "2024-06-11"})'))
   })
 
   it('returns 0.5 (no signal) when either side has no content words', () => {
@@ -78,9 +76,7 @@ describe('enhanced similarity', () => {
     // A goal word keeps its full weight even when the plan repeats it.
     expect(goalBag(goal, plan).weights.get('databas')).toBe(goalBag(goal).weights.get('databas'))
     // Without context the scorer is exactly the goal-only scorer.
-    expect(createScorer(goal, 'enhanced', { context: [] }).similarity('postgresql database')).toBe(
-      createScorer(goal, 'enhanced').similarity('postgresql database'),
-    )
+    expect(createScorer(goal, 'enhanced', { context: [] }).similarity('postgresql database')).toBe(createScorer(goal, 'enhanced').similarity('postgresql database'))
   })
 
   it('textSimilarity is symmetric for enhanced and matches a goal scorer', () => {
@@ -92,9 +88,7 @@ describe('enhanced similarity', () => {
   })
 
   it('ignores the JSON keys of a tool call but keeps its name and values', () => {
-    expect(normalizeText('get_reservation_details({"reservation_id": "PEP4E0", "flight_number": 2})')).toBe(
-      'get_reservation_details({: "pep4e0", : 2})',
-    )
+    expect(normalizeText('get_reservation_details({"reservation_id": "PEP4E0", "flight_number": 2})')).toBe('get_reservation_details({: "pep4e0", : 2})')
     const scorer = createScorer('Look up the passenger details of my Seattle trip', 'enhanced')
     // "passenger" only as a key: no signal; as the function name or a value it counts.
     const keyOnly = scorer.similarity('lookup({"passengers": "PX9", "trip_id": "QQ1"})')

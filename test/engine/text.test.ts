@@ -1,17 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  countTokens,
-  fingerprint,
-  jaccard,
-  lexicalSimilarity,
-  NO_SIGNAL_SIMILARITY,
-  STOP_WORDS,
-  tokenSet,
-  trigramSet,
-  trigramText,
-  type Fingerprint,
-} from '../../src/engine/similarity/text.js'
+import { countTokens, fingerprint, jaccard, lexicalSimilarity, NO_SIGNAL_SIMILARITY, STOP_WORDS, tokenSet, trigramSet, trigramText, type Fingerprint } from '../../src/engine/similarity/text.js'
 
 /** The specification, written plainly with sets and a regex: the fast path must equal it. */
 function referenceTokens(text: string): Set<string> {
@@ -46,15 +35,46 @@ function referenceSimilarity(goal: string, text: string): number {
 
 // Words that make random texts share tokens and trigrams, plus the awkward cases.
 const WORDS = [
-  'user', 'users', 'User', 'USER', 'api', 'REST', 'build', 'the', 'and', 'for', 'user_id', '_private', 'id',
-  'abc123', '123abc', '9_x', 'management', 'Management', 'İstanbul', 'straße', 'ΣΊΣΥΦΟΣ', 'K', 'ﬁle', '😀', 'naïve',
-  'données', 'über', 'a', 'ab', 'abc', 'x_y_z', 'db', 'schema', 'ＡＰＩ', 'ǅ', '\u0000',
+  'user',
+  'users',
+  'User',
+  'USER',
+  'api',
+  'REST',
+  'build',
+  'the',
+  'and',
+  'for',
+  'user_id',
+  '_private',
+  'id',
+  'abc123',
+  '123abc',
+  '9_x',
+  'management',
+  'Management',
+  'İstanbul',
+  'straße',
+  'ΣΊΣΥΦΟΣ',
+  'K',
+  'ﬁle',
+  '😀',
+  'naïve',
+  'données',
+  'über',
+  'a',
+  'ab',
+  'abc',
+  'x_y_z',
+  'db',
+  'schema',
+  'ＡＰＩ',
+  'ǅ',
+  '\u0000',
 ]
 const SEPARATORS = [' ', '  ', ',', '.', '\n', '-', '/', '', '_', '1']
 const textArb = fc.oneof(
-  fc.array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...SEPARATORS)), { maxLength: 40 }).map((xs) =>
-    xs.map(([w, s]) => w + s).join(''),
-  ),
+  fc.array(fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...SEPARATORS)), { maxLength: 40 }).map((xs) => xs.map(([w, s]) => w + s).join('')),
   fc.string({ unit: 'grapheme', maxLength: 80 }),
   fc.string({ unit: 'binary', maxLength: 80 }),
   fc.string({ unit: 'grapheme-ascii', maxLength: 200 }),
@@ -62,9 +82,7 @@ const textArb = fc.oneof(
 
 describe('tokens and trigrams', () => {
   it('keeps lowercase content tokens longer than 2 characters, without stop words', () => {
-    expect([...tokenSet('Build a REST API for user_management, the_2nd time!')].sort()).toEqual([
-      'api', 'build', 'rest', 'the_2nd', 'time', 'user_management',
-    ])
+    expect([...tokenSet('Build a REST API for user_management, the_2nd time!')].sort()).toEqual(['api', 'build', 'rest', 'the_2nd', 'time', 'user_management'])
     expect(tokenSet('a an the of to in')).toEqual(new Set())
     expect(tokenSet('')).toEqual(new Set())
   })
@@ -121,8 +139,7 @@ describe('lexicalSimilarity (fast path)', () => {
   it('never confuses trigrams whose packed forms would overlap', () => {
     // 'ѣ' is U+0463 = 1024 + 'c': packed into 10-bit fields it would alias "x`ѣ" with "xac".
     const goal = 'user xac'
-    for (const t of ['user x`ѣ', 'user x`ѣ xac', 'x`ѣ xac acЀ'])
-      expect(lexicalSimilarity(fingerprint(goal), t)).toBe(referenceSimilarity(goal, t))
+    for (const t of ['user x`ѣ', 'user x`ѣ xac', 'x`ѣ xac acЀ']) expect(lexicalSimilarity(fingerprint(goal), t)).toBe(referenceSimilarity(goal, t))
   })
 
   it('is symmetric, in [0, 1], and highest for identical texts', () => {

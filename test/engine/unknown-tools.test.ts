@@ -46,7 +46,12 @@ describe('unknown tools', () => {
   })
 
   it('a tool list that is not one is refused, naming the field', () => {
-    for (const [tools, field] of [[['*'], 'tools/0'], [['Read', ''], 'tools/1'], [['x'.repeat(201)], 'tools/0'], ['Read', 'tools']] as const) {
+    for (const [tools, field] of [
+      [['*'], 'tools/0'],
+      [['Read', ''], 'tools/1'],
+      [['x'.repeat(201)], 'tools/0'],
+      ['Read', 'tools'],
+    ] as const) {
       expect(() => new GoalSession({ goal: GOAL, config: { tools } as never }), field).toThrow(expect.objectContaining({ field }))
     }
   })

@@ -49,18 +49,22 @@ export class Load {
 
   start(): void {
     this.running = true
-    const stepWorkers = this.sessions.map((session, w) => this.loop(async (i) => {
-      const description = `worker ${w} step ${i}: run the billing tests and read the report`
-      const a = await this.send('POST', `/v1/sessions/${session}/steps`, { description, output: 'ok' })
-      if (a) this.steps.get(session)!.set(a.body!.step_number as number, description)
-    }))
-    const reminderWorkers = [0, 1].map((w) => this.loop(async (i) => {
-      // Due 2 to 6 s after creation: created before an outage, many come due during it.
-      const due = Date.now() + 2000 + ((i * 7 + w * 3) % 5) * 1000
-      const a = await this.send('POST', '/v1/reminders', { title: `Reminder ${w}-${i}`, trigger: { type: 'scheduled', at: new Date(due).toISOString() } })
-      if (a) this.reminders.set(a.body!.id as string, due)
-      await sleep(100)
-    }))
+    const stepWorkers = this.sessions.map((session, w) =>
+      this.loop(async (i) => {
+        const description = `worker ${w} step ${i}: run the billing tests and read the report`
+        const a = await this.send('POST', `/v1/sessions/${session}/steps`, { description, output: 'ok' })
+        if (a) this.steps.get(session)!.set(a.body!.step_number as number, description)
+      }),
+    )
+    const reminderWorkers = [0, 1].map((w) =>
+      this.loop(async (i) => {
+        // Due 2 to 6 s after creation: created before an outage, many come due during it.
+        const due = Date.now() + 2000 + ((i * 7 + w * 3) % 5) * 1000
+        const a = await this.send('POST', '/v1/reminders', { title: `Reminder ${w}-${i}`, trigger: { type: 'scheduled', at: new Date(due).toISOString() } })
+        if (a) this.reminders.set(a.body!.id as string, due)
+        await sleep(100)
+      }),
+    )
     this.workers = [...stepWorkers, ...reminderWorkers]
   }
 

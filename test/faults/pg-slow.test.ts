@@ -80,8 +80,7 @@ async function sessionOn(r: Replica, key: string, goal: string): Promise<string>
   return created!.body!.id as string
 }
 
-const step = (r: Replica, key: string, session: string) =>
-  call(r.url, 'POST', `/v1/sessions/${session}/steps`, key, { description: 'run the billing tests', output: 'ok' })
+const step = (r: Replica, key: string, session: string) => call(r.url, 'POST', `/v1/sessions/${session}/steps`, key, { description: 'run the billing tests', output: 'ok' })
 
 describe('a slow PostgreSQL', () => {
   it('a statement waiting on a row lock held elsewhere is cut by the statement timeout: 503, and served once the lock is gone', { timeout: 120_000 }, async () => {
@@ -135,7 +134,7 @@ describe('a slow PostgreSQL', () => {
     console.log(`PostgreSQL network stalled: 503 after ${Math.round(cut.ms)} ms, then ${Math.round(again.ms)} ms on a new connection (statement timeout ${STATEMENT_TIMEOUT_MS} ms)`)
   })
 
-  it("claims whose fire or record a cut statement failed wait for the database, not for their lease", { timeout: 120_000 }, async () => {
+  it('claims whose fire or record a cut statement failed wait for the database, not for their lease', { timeout: 120_000 }, async () => {
     const { url, sql, count } = await database()
     // A lease far longer than the test: whatever happens within it happens through the retries.
     const r = await replica(url, { GOALKEEPER_LEASE_MS: '120000', GOALKEEPER_WEBHOOK_TIMEOUT_MS: '2000' })

@@ -34,7 +34,12 @@ describe.skipIf(bin === undefined)('the Claude Code binary with http hooks', () 
     cleanups.push(() => hooks.close())
     const model = await startFakeAnthropic(o.model)
     cleanups.push(() => model.close())
-    const hook = { url: o.url ?? `${hooks.url}/v1/hooks/claude-code`, headers: { Authorization: 'Bearer $GOALKEEPER_API_KEY' }, allowedEnvVars: ['GOALKEEPER_API_KEY'], ...(o.timeout ? { timeout: o.timeout } : {}) }
+    const hook = {
+      url: o.url ?? `${hooks.url}/v1/hooks/claude-code`,
+      headers: { Authorization: 'Bearer $GOALKEEPER_API_KEY' },
+      allowedEnvVars: ['GOALKEEPER_API_KEY'],
+      ...(o.timeout ? { timeout: o.timeout } : {}),
+    }
     const project = new ClaudeProject(bin!, model.url, { hooks: { ...httpHooks(o.events, hook), ...o.otherHooks }, allowedHttpHookUrls: ['http://127.0.0.1:*/*'] })
     cleanups.push(() => project.remove())
     const run = (prompt: string, options: RunOptions = {}) => project.run(prompt, { ...options, env: { GOALKEEPER_API_KEY: KEY, ...options.env } })
@@ -58,7 +63,21 @@ describe.skipIf(bin === undefined)('the Claude Code binary with http hooks', () 
     expect(result.exitCode, result.stderr).toBe(0)
 
     // http hooks never run for SessionStart or Setup (the binary skips them: command hooks only).
-    expect(hooks.events()).toEqual(['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolBatch', 'PreToolUse', 'PostToolUseFailure', 'PostToolBatch', 'PreToolUse', 'PostToolUse', 'PostToolBatch', 'MessageDisplay', 'Stop', 'SessionEnd'])
+    expect(hooks.events()).toEqual([
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolBatch',
+      'PreToolUse',
+      'PostToolUseFailure',
+      'PostToolBatch',
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolBatch',
+      'MessageDisplay',
+      'Stop',
+      'SessionEnd',
+    ])
     for (const call of hooks.calls) {
       expect(call).toMatchObject({ method: 'POST', path: '/v1/hooks/claude-code', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` } })
       expect(call.body).toMatchObject({ session_id: result.sessionId, cwd: project.dir, transcript_path: expect.stringContaining(result.sessionId!) })
@@ -140,7 +159,10 @@ describe.skipIf(bin === undefined)('the Claude Code binary with http hooks', () 
     expect(result.result?.result).toBe('Now really finished.')
     expect(hooks.calls.map((c) => c.body.stop_hook_active)).toEqual([false, true])
     const again = model.turn(1)
-    expect(again.messages.at(-2)).toMatchObject({ role: 'user', content: expect.stringContaining('Stop hook feedback:\nTwo todos are still open: write the tests; update the docs.\n</system-reminder>') })
+    expect(again.messages.at(-2)).toMatchObject({
+      role: 'user',
+      content: expect.stringContaining('Stop hook feedback:\nTwo todos are still open: write the tests; update the docs.\n</system-reminder>'),
+    })
     expect(lastText(again)).toMatch(/^Stop hook blocking error from command: "http:\/\/127\.0\.0\.1:\d+\/v1\/hooks\/claude-code": Two todos are still open/)
   })
 
@@ -203,7 +225,10 @@ describe.skipIf(bin === undefined)('the Claude Code binary with http hooks', () 
     expect(systemTexts(model.turn(1)).join()).toContain('SessionStart hook additional context: Recitation: the goal and the plan')
 
     await run('Once more', { resume: first.sessionId })
-    const starts = readFileSync(join(project.dir, sessionStarts), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+    const starts = readFileSync(join(project.dir, sessionStarts), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(starts.map((s) => s.source)).toEqual(['startup', 'compact', 'resume'])
     expect(starts.every((s) => s.session_id === first.sessionId)).toBe(true)
   })

@@ -127,7 +127,9 @@ describe.skipIf(gemini === undefined)('Gemini CLI with command hooks', () => {
   })
 
   it('BeforeTool decision deny: the command never runs, and the model reads the reason as its error', { timeout: TIMEOUT }, async () => {
-    const { model, project } = await start([shell('touch made.txt'), say('Stopped.')], (call) => (call.body.hook_event_name === 'BeforeTool' ? { decision: 'deny', reason: 'The same failing call again.' } : undefined))
+    const { model, project } = await start([shell('touch made.txt'), say('Stopped.')], (call) =>
+      call.body.hook_event_name === 'BeforeTool' ? { decision: 'deny', reason: 'The same failing call again.' } : undefined,
+    )
     expect((await project.run('Go')).exitCode).toBe(0)
     expect(existsSync(join(project.dir, 'made.txt'))).toBe(false)
     expect(model.request(1).contents.at(-1)?.parts[0]?.functionResponse?.response).toEqual({ error: 'Tool execution blocked: The same failing call again.' })

@@ -76,10 +76,12 @@ describe.skipIf(bin === undefined)('Claude Code with goalkeeper as its hooks', (
 
   it('asks the model to finish the open todo items when it stops, and lets it stop once they are done', { timeout: TIMEOUT }, async () => {
     const todo = (second: 'pending' | 'completed') =>
-      useTool('TodoWrite', { todos: [
-        { content: 'Reproduce the empty last page', status: 'completed', activeForm: 'Reproducing' },
-        { content: 'Add a regression test', status: second, activeForm: 'Adding a test' },
-      ] })
+      useTool('TodoWrite', {
+        todos: [
+          { content: 'Reproduce the empty last page', status: 'completed', activeForm: 'Reproducing' },
+          { content: 'Add a regression test', status: second, activeForm: 'Adding a test' },
+        ],
+      })
     const { t, agent, model, run } = await setUp([todo('pending'), say('Done.'), todo('completed'), say('Now done.')])
     const result = await run('Fix the off-by-one error in src/pagination.ts', { env: TODO_WRITE_ENV })
     expect(result.exitCode, result.stderr).toBe(0)
@@ -105,7 +107,10 @@ describe.skipIf(bin === undefined)('Claude Code with goalkeeper as its hooks', (
     const result = await run('Fix the off-by-one error in src/pagination.ts')
     expect(result.exitCode, result.stderr).toBe(0)
     expect(existsSync(join(project.dir, 'marker.txt'))).toBe(false)
-    const denied = model.main().map((r) => lastText(r.body)).find((text) => text.includes('touch marker.txt') || text.includes('answered "abort"'))
+    const denied = model
+      .main()
+      .map((r) => lastText(r.body))
+      .find((text) => text.includes('touch marker.txt') || text.includes('answered "abort"'))
     expect(denied).toContain('PreToolUse:Bash hook error: goalkeeper: the last step was answered "abort"')
   })
 

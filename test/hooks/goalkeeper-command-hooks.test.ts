@@ -17,8 +17,7 @@ const [codex, gemini] = await Promise.all([cliOrSkip(CODEX), cliOrSkip(GEMINI_CL
 const TIMEOUT = 90_000
 
 /** The README's hook command, for `url`. */
-const documented = (url: string) =>
-  `curl -sf --max-time 4 -H "Authorization: Bearer $GOALKEEPER_API_KEY" -H 'content-type: application/json' --data-binary @- ${url} || true`
+const documented = (url: string) => `curl -sf --max-time 4 -H "Authorization: Bearer $GOALKEEPER_API_KEY" -H 'content-type: application/json' --data-binary @- ${url} || true`
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {

@@ -14,7 +14,9 @@ async function step(t: TestApp, a: TestAgent, id: string, cost_usd: number) {
 }
 
 const events = async (t: TestApp, type: string) =>
-  (await t.db.all<{ payload: string }>('SELECT payload FROM webhook_messages WHERE event_type = ? ORDER BY created_at, id', [type])).map((r) => (JSON.parse(r.payload) as { data: Record<string, unknown> }).data)
+  (await t.db.all<{ payload: string }>('SELECT payload FROM webhook_messages WHERE event_type = ? ORDER BY created_at, id', [type])).map(
+    (r) => (JSON.parse(r.payload) as { data: Record<string, unknown> }).data,
+  )
 
 describe("an agent's daily budget", () => {
   it('counts every session of the agent: a warning per threshold crossed, abort once spent, one exceeded event, a new day starts afresh', async () => {
@@ -36,7 +38,11 @@ describe("an agent's daily budget", () => {
     expect(spent).toMatchObject({ recommended_action: 'abort', agent_budget: { budget_fraction: 1.05 } })
     expect(spent.reasoning).toContain("the agent's daily budget is spent: $1.05 of $1")
     expect((await step(t, a, s1, 0.01)).recommended_action).toBe('abort')
-    expect((await events(t, 'agent.budget_warning')).map((e) => [e.threshold, e.session_id])).toEqual([[0.5, s2], [0.8, s1], [0.9, s1]])
+    expect((await events(t, 'agent.budget_warning')).map((e) => [e.threshold, e.session_id])).toEqual([
+      [0.5, s2],
+      [0.8, s1],
+      [0.9, s1],
+    ])
     expect(await events(t, 'agent.budget_exceeded')).toEqual([
       { session_id: s2, step_number: 2, day: '2026-11-27', tokens: 0, cost_usd: 1.05, budget_fraction: 1.05, reason: "the agent's daily budget is spent: $1.05 of $1" },
     ])
@@ -78,7 +84,11 @@ describe("an agent's daily budget", () => {
     expect(denied.hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' })
     expect(denied.hookSpecificOutput.permissionDecisionReason).toMatch(/^goalkeeper: the agent's daily budget is spent: \d+ of 1000 tokens, so "Read/)
 
-    for (const [daily_budget, path] of [[{ warn_at: [0.5] }, 'body/daily_budget'], [{ tokens: 0 }, 'body/daily_budget/tokens'], [{ cost_usd: 1, warn_at: [0.9, 0.8] }, 'body/daily_budget/warn_at/1']] as const) {
+    for (const [daily_budget, path] of [
+      [{ warn_at: [0.5] }, 'body/daily_budget'],
+      [{ tokens: 0 }, 'body/daily_budget/tokens'],
+      [{ cost_usd: 1, warn_at: [0.9, 0.8] }, 'body/daily_budget/warn_at/1'],
+    ] as const) {
       const res = await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: a.headers, payload: { daily_budget } })
       expect(res.statusCode, JSON.stringify(daily_budget)).toBe(400)
       expect(res.json().errors.map((e: { path: string }) => e.path)).toContain(path)

@@ -1,9 +1,7 @@
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { buildTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../helpers.js'
-import {
-  authorization, expectTemplatesAccepted, fuzzRoutes, fuzzRuns, fuzzWrongTypes, junkBody, rawBody, text, withJunkField, type FuzzRoute,
-} from './fuzz-arbitraries.js'
+import { authorization, expectTemplatesAccepted, fuzzRoutes, fuzzRuns, fuzzWrongTypes, junkBody, rawBody, text, withJunkField, type FuzzRoute } from './fuzz-arbitraries.js'
 
 /** Fuzz of the admin routes (agents and their API keys). */
 
@@ -35,7 +33,8 @@ async function refresh(w: World): Promise<void> {
 const routes = (w: World): FuzzRoute[] => [
   { method: 'POST', path: '/v1/agents', body: rawBody(fc.oneof({ arbitrary: withJunkField(fc.record({ name: text(200) })), weight: 4 }, junkBody(['name']))) },
   {
-    method: 'GET', path: '/v1/agents',
+    method: 'GET',
+    path: '/v1/agents',
     query: { limit: fc.constantFrom('1', '2', '50', '200'), cursor: fc.constantFrom(...w.victims.map((v) => v.agent), 'agt_0', 'agt_zzzz', 'zzz') },
   },
   { method: 'DELETE', path: '/v1/agents/{agent_id}' },

@@ -7,7 +7,10 @@ const DIM = 256
 /** A deterministic embedding: each lowercased word adds 1 at its FNV-1a hash mod DIM (hashed bag of words). */
 export function standInVector(text: string, dim = DIM): number[] {
   const v = new Array<number>(dim).fill(0)
-  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+  for (const word of text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean)) {
     let h = 0x811c9dc5
     for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193)
     v[(h >>> 0) % dim]! += 1
@@ -53,9 +56,9 @@ export async function startStandIn(): Promise<{ base: string; seen: SeenRequest[
       const segment = (req.url ?? '').split('/')[1]
       const mode = segment === 'switch' ? switched : segment
       const answer = (dim: (t: string) => number) =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({ object: 'list', model: body.model, data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: standInVector(t, dim(t)) })) }),
-        )
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'list', model: body.model, data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: standInVector(t, dim(t)) })) }))
       if (mode === 'ok') return answer(() => DIM)
       if (mode === 'limited') {
         if (inputs.some((t) => t.length > 5000)) return res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"input too long"}}')

@@ -50,7 +50,10 @@ describe('errors[].path has the 400 format on 422s too', () => {
     ]
     for (const [req, path] of cases) {
       const body = await problemOf(t, req, 422)
-      expect(body.errors?.map((e) => e.path), req.url).toEqual([path])
+      expect(
+        body.errors?.map((e) => e.path),
+        req.url,
+      ).toEqual([path])
     }
     const r = await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: t.a.headers, payload: { title: 'x', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } } })
     const id = r.json<{ id: string }>().id
@@ -142,7 +145,10 @@ describe('a number cursor has a range', () => {
   it('decimalUpTo matches exactly the decimal integers 0..max, without leading zeros', () => {
     for (const max of [0, 7, 9, 10, 19, 20, 99, 100, 101, 1000, 2_147_483_647, Number.MAX_SAFE_INTEGER]) {
       const re = new RegExp(decimalUpTo(max))
-      fc.assert(fc.property(fc.nat({ max: Math.min(Number.MAX_SAFE_INTEGER, max * 3 + 20) }), (n) => re.test(String(n)) === n <= max), { seed: max })
+      fc.assert(
+        fc.property(fc.nat({ max: Math.min(Number.MAX_SAFE_INTEGER, max * 3 + 20) }), (n) => re.test(String(n)) === n <= max),
+        { seed: max },
+      )
       expect(re.test(String(max)) && !re.test(String(max + 1)) && re.test('0'), `max ${max}`).toBe(true)
       for (const bad of ['', '-1', '01', '1.0', ' 1', '1e3', `${max}0`]) expect(re.test(bad), `${max}: '${bad}'`).toBe(false)
     }

@@ -19,10 +19,7 @@ describe('problem+json errors', () => {
     const { app, adminHeaders } = await buildTestApp()
     const missing = expectProblem(await app.inject({ method: 'POST', url: '/v1/agents', headers: adminHeaders, payload: {} }), 400)
     expect(missing.errors).toEqual([{ path: 'body/name', message: expect.stringContaining('required') }])
-    const unknown = expectProblem(
-      await app.inject({ method: 'POST', url: '/v1/agents', headers: adminHeaders, payload: { name: 'a', nmae: 'typo' } }),
-      400,
-    )
+    const unknown = expectProblem(await app.inject({ method: 'POST', url: '/v1/agents', headers: adminHeaders, payload: { name: 'a', nmae: 'typo' } }), 400)
     expect(unknown.errors).toEqual([{ path: 'body/nmae', message: 'is not a known field' }])
     const query = expectProblem(await app.inject({ url: '/v1/agents?limit=500', headers: adminHeaders }), 400)
     expect(query.errors).toEqual([{ path: 'querystring/limit', message: expect.any(String) }])

@@ -34,8 +34,26 @@ export function fuzzParameters<Ts>(n: number, examples: NoInfer<Ts>[] = []): fc.
 
 /** Number spellings that coercion turns into odd values, plus out-of-range integers. */
 const NUMBER_SPELLINGS = [
-  '1e400', '-1e400', 'Infinity', '-Infinity', 'NaN', '1e-400', '0x10', '0b11', '9007199254740993', ' 5', '', 'true',
-  '-1', '0', '-0', '1.5', '99999999999999999999999', '-99999999999999999999999', '2147483648', '-9223372036854775809',
+  '1e400',
+  '-1e400',
+  'Infinity',
+  '-Infinity',
+  'NaN',
+  '1e-400',
+  '0x10',
+  '0b11',
+  '9007199254740993',
+  ' 5',
+  '',
+  'true',
+  '-1',
+  '0',
+  '-0',
+  '1.5',
+  '99999999999999999999999',
+  '-99999999999999999999999',
+  '2147483648',
+  '-9223372036854775809',
 ]
 
 /** Query values: short strings, the number spellings above, doubles, integers and long strings. */
@@ -50,25 +68,19 @@ const queryValue = fc.oneof(
 )
 
 /** `valid` nine times in ten, else `other`. */
-export const mostly = <T, U>(valid: fc.Arbitrary<T>, other: fc.Arbitrary<U>): fc.Arbitrary<T | U> =>
-  fc.oneof({ arbitrary: valid, weight: 9 }, { arbitrary: other, weight: 1 })
+export const mostly = <T, U>(valid: fc.Arbitrary<T>, other: fc.Arbitrary<U>): fc.Arbitrary<T | U> => fc.oneof({ arbitrary: valid, weight: 9 }, { arbitrary: other, weight: 1 })
 
 /** `key=value` pairs over known keys; keys may repeat (`?limit=1&limit=2` becomes an array). */
 export function queryOf(keys: readonly string[] | Record<string, fc.Arbitrary<string>>): fc.Arbitrary<string> {
   const typical: Record<string, fc.Arbitrary<string>> = Array.isArray(keys) ? {} : (keys as Record<string, fc.Arbitrary<string>>)
   const names = Array.isArray(keys) ? (keys as readonly string[]) : Object.keys(keys)
   const pair = fc.constantFrom(...names).chain((k) => fc.tuple(fc.constant(k), typical[k] ? fc.oneof(typical[k], queryValue) : queryValue))
-  return fc
-    .array(pair, { maxLength: 4 })
-    .map((pairs) => new URLSearchParams(pairs).toString())
+  return fc.array(pair, { maxLength: 4 }).map((pairs) => new URLSearchParams(pairs).toString())
 }
 
 /** A JSON body that looks like ours (known field names with any JSON values), or any JSON at all. */
 export function junkBody(fields: readonly string[]): fc.Arbitrary<unknown> {
-  return fc.oneof(
-    fc.dictionary(fc.constantFrom(...fields), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
-    fc.jsonValue({ maxDepth: 3 }),
-  )
+  return fc.oneof(fc.dictionary(fc.constantFrom(...fields), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), fc.jsonValue({ maxDepth: 3 }))
 }
 
 /** A near-valid body with, one time in eight, an unknown field added. */
@@ -95,10 +107,24 @@ export function text(max: number): fc.Arbitrary<string> {
 export const isoLike = fc.oneof(
   fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
   fc.constantFrom(
-    '2026-02-30T09:00:00Z', '2026-13-01T00:00:00Z', '2026-11-22T25:00:00Z', '2026-11-22T09:60:00Z', '2026-11-22T09:00:00+25:00',
-    '+275760-09-13T00:00:00.000Z', '-271821-04-20T00:00:00.000Z', '9999-12-31T23:59:59.999Z', '0000-01-01T00:00:00Z',
-    '1969-12-31T23:59:59.999Z', '2026-11-22T09:00:00', '2026-11-22', 'now', '1e400', '2026-11-22T09:00:00.1234567890Z',
-    '2026-03-08T02:30:00-05:00', '2026-11-22t09:00:00z', '1970-01-01T00:00:00+14:00',
+    '2026-02-30T09:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-11-22T25:00:00Z',
+    '2026-11-22T09:60:00Z',
+    '2026-11-22T09:00:00+25:00',
+    '+275760-09-13T00:00:00.000Z',
+    '-271821-04-20T00:00:00.000Z',
+    '9999-12-31T23:59:59.999Z',
+    '0000-01-01T00:00:00Z',
+    '1969-12-31T23:59:59.999Z',
+    '2026-11-22T09:00:00',
+    '2026-11-22',
+    'now',
+    '1e400',
+    '2026-11-22T09:00:00.1234567890Z',
+    '2026-03-08T02:30:00-05:00',
+    '2026-11-22t09:00:00z',
+    '1970-01-01T00:00:00+14:00',
   ),
   fc.string({ maxLength: 64 }),
 )
@@ -113,8 +139,21 @@ function pathId(prefix: string): fc.Arbitrary<number | string> {
     fc.string({ maxLength: 20 }).map(encodeURIComponent),
     fc.string({ unit: 'binary', maxLength: 12 }).map((s) => `${prefix}_${encodeURIComponent(s)}`),
     fc.constantFrom(
-      `${prefix}_0000000000000000000000`, `${prefix}_`, `${prefix.toUpperCase()}_x`, `${prefix}_${'a'.repeat(61)}`, `${prefix}_${'a'.repeat(200)}`,
-      'x'.repeat(5000), '%zz', '%', '%E0%A4%A', '%00', '..', '%2e%2e', `${prefix}_x%2Fy`, ' ', `${prefix}_x?`,
+      `${prefix}_0000000000000000000000`,
+      `${prefix}_`,
+      `${prefix.toUpperCase()}_x`,
+      `${prefix}_${'a'.repeat(61)}`,
+      `${prefix}_${'a'.repeat(200)}`,
+      'x'.repeat(5000),
+      '%zz',
+      '%',
+      '%E0%A4%A',
+      '%00',
+      '..',
+      '%2e%2e',
+      `${prefix}_x%2Fy`,
+      ' ',
+      `${prefix}_x?`,
     ),
   )
 }
@@ -290,7 +329,13 @@ export async function fuzzRoutes(t: TestApp, opts: FuzzOptions): Promise<number>
     fuzzParameters(opts.numRuns, examples),
   )
   // FUZZ_STATS=1 shows how deep the requests got: statuses per route.
-  if (process.env.FUZZ_STATS) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'))
+  if (process.env.FUZZ_STATS)
+    console.log(
+      [...stats]
+        .sort()
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n'),
+    )
   return rejected
 }
 
@@ -320,9 +365,7 @@ export async function fuzzWrongTypes(
   headers: Record<string, string>,
   opts: { numRuns: number; skip?: (path: (string | number)[], key: string) => boolean },
 ) {
-  const mutated = fc
-    .constantFrom(...templates)
-    .chain((route) => fc.constantFrom(...leaves(route.payload, opts.skip)).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
+  const mutated = fc.constantFrom(...templates).chain((route) => fc.constantFrom(...leaves(route.payload, opts.skip)).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
   await fc.assert(
     fc.asyncProperty(mutated, async ({ route, leaf, bad }) => {
       const before = await dumpDb(t)
@@ -332,7 +375,10 @@ export async function fuzzWrongTypes(
       expect(res.statusCode, what).toBe(400)
       expect(res.headers['content-type'], what).toContain('application/problem+json')
       const key = String(leaf.path.findLast((k) => typeof k === 'string'))
-      expect(res.json().errors?.some((e: { path: string }) => e.path.includes(key)), what).toBe(true)
+      expect(
+        res.json().errors?.some((e: { path: string }) => e.path.includes(key)),
+        what,
+      ).toBe(true)
       expect(await dumpDb(t), what).toEqual(before)
     }),
     fuzzParameters(opts.numRuns),

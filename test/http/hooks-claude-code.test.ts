@@ -18,10 +18,20 @@ function hook(t: TestApp, agent: TestAgent, query = '') {
 
 const prompt = (session: string, text: string) => ({ ...base(session), hook_event_name: 'UserPromptSubmit', prompt: text })
 const post = (session: string, tool_name: string, tool_input: object, tool_response: unknown) => ({
-  ...base(session), hook_event_name: 'PostToolUse', tool_name, tool_input, tool_response, tool_use_id: 'toolu_1',
+  ...base(session),
+  hook_event_name: 'PostToolUse',
+  tool_name,
+  tool_input,
+  tool_response,
+  tool_use_id: 'toolu_1',
 })
 const failed = (session: string, tool_name: string, tool_input: object, error: string) => ({
-  ...base(session), hook_event_name: 'PostToolUseFailure', tool_name, tool_input, error, tool_use_id: 'toolu_1',
+  ...base(session),
+  hook_event_name: 'PostToolUseFailure',
+  tool_name,
+  tool_input,
+  error,
+  tool_use_id: 'toolu_1',
 })
 const pre = (session: string, tool_name: string, tool_input: object) => ({ ...base(session), hook_event_name: 'PreToolUse', tool_name, tool_input, tool_use_id: 'toolu_1' })
 const stop = (session: string, active = false) => ({ ...base(session), hook_event_name: 'Stop', stop_hook_active: active })
@@ -53,7 +63,16 @@ describe('Claude Code hooks', () => {
     expect(s).toMatchObject({ goal: GOAL, external_id: 'cc-1', config: { escalation: 'graduated', skip_unchanged: true } })
 
     expect(await send(pre('cc-1', 'Read', { file_path: '/work/project/src/pagination.ts' }))).toEqual({})
-    expect(await send(post('cc-1', 'Read', { file_path: '/work/project/src/pagination.ts' }, { type: 'text', file: { filePath: 'src/pagination.ts', content: 'export function lastPage(n, size) { return Math.floor(n / size) }' } }))).toEqual({})
+    expect(
+      await send(
+        post(
+          'cc-1',
+          'Read',
+          { file_path: '/work/project/src/pagination.ts' },
+          { type: 'text', file: { filePath: 'src/pagination.ts', content: 'export function lastPage(n, size) { return Math.floor(n / size) }' } },
+        ),
+      ),
+    ).toEqual({})
     expect(await send(failed('cc-1', 'Bash', { command: 'npm test -- pagination' }, 'Exit code 1\nexpected 3, got 2'))).toEqual({})
     const steps = await stepsOf(t, a, s.id)
     expect(steps.map((x) => [x.description, x.tool?.name, x.error])).toEqual([
@@ -134,7 +153,13 @@ describe('Claude Code hooks', () => {
     await subscribeToEvents(t.db, a.id)
     const send = hook(t, a, '?max_stop_blocks=2')
     await send(prompt('cc-4', GOAL))
-    await send(todos('cc-4', [['Reproduce the empty last page', 'completed'], ['Fix lastPage in src/pagination.ts', 'in_progress'], ['Add a regression test', 'pending']]))
+    await send(
+      todos('cc-4', [
+        ['Reproduce the empty last page', 'completed'],
+        ['Fix lastPage in src/pagination.ts', 'in_progress'],
+        ['Add a regression test', 'pending'],
+      ]),
+    )
     const s = (await sessionOf(t, a, 'cc-4'))!
     expect(s.plan).toEqual(['Reproduce the empty last page', 'Fix lastPage in src/pagination.ts', 'Add a regression test'])
     expect(s.state.progress).toBeCloseTo(1 / 3)
@@ -147,7 +172,13 @@ describe('Claude Code hooks', () => {
     expect(await send(stop('cc-4', true))).toEqual({})
     // A new prompt is a new turn; once every item is done the stop goes through.
     await send(prompt('cc-4', 'Also make sure the README example still works'))
-    await send(todos('cc-4', [['Reproduce the empty last page', 'completed'], ['Fix lastPage in src/pagination.ts', 'completed'], ['Add a regression test', 'completed']]))
+    await send(
+      todos('cc-4', [
+        ['Reproduce the empty last page', 'completed'],
+        ['Fix lastPage in src/pagination.ts', 'completed'],
+        ['Add a regression test', 'completed'],
+      ]),
+    )
     expect((await sessionOf(t, a, 'cc-4'))!.state.progress).toBe(1)
     expect(await send(stop('cc-4'))).toEqual({})
     const events = await t.db.all<{ payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'session.stopped' ORDER BY created_at, id")

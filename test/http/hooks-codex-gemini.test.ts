@@ -54,7 +54,12 @@ describe('Codex CLI hooks', () => {
       ...base,
       hook_event_name: 'PostToolUse',
       tool_name: 'update_plan',
-      tool_input: { plan: [{ step: 'Stream rows from the cursor', status: 'completed' }, { step: 'Update the export test', status: 'pending' }] },
+      tool_input: {
+        plan: [
+          { step: 'Stream rows from the cursor', status: 'completed' },
+          { step: 'Update the export test', status: 'pending' },
+        ],
+      },
       tool_response: 'Plan updated',
     })
     const stops = []
@@ -71,9 +76,7 @@ describe('Gemini CLI hooks', () => {
     hook_event_name: exit === undefined ? 'BeforeTool' : 'AfterTool',
     tool_name: 'run_shell_command',
     tool_input: { command, description: 'Run the tests' },
-    ...(exit === undefined
-      ? {}
-      : { tool_response: { llmContent: `Command: ${command}\nDirectory: (root)\nOutput: 1 failing\nError: (none)\nExit Code: ${exit}`, returnDisplay: '1 failing' } }),
+    ...(exit === undefined ? {} : { tool_response: { llmContent: `Command: ${command}\nDirectory: (root)\nOutput: 1 failing\nError: (none)\nExit Code: ${exit}`, returnDisplay: '1 failing' } }),
   })
 
   it('reads a failed shell command from its exit code, answers with context, denies and blocks in its own format', async () => {
@@ -89,16 +92,19 @@ describe('Gemini CLI hooks', () => {
     const list = await t.app.inject({ url: `/v1/sessions?external_id=${base.session_id}`, headers: a.headers })
     const id = list.json<{ items: { id: string }[] }>().items[0]!.id
     const steps = (await t.app.inject({ url: `/v1/sessions/${id}/steps`, headers: a.headers })).json<{ items: { error: boolean; description: string }[] }>().items
-    expect(steps.map((s) => [s.description, s.error])).toEqual([
-      ['run_shell_command: npm test -- orders', false],
-      ...Array(3).fill(['run_shell_command: npm run lint -- src/orders.ts', true]),
-    ])
+    expect(steps.map((s) => [s.description, s.error])).toEqual([['run_shell_command: npm test -- orders', false], ...Array(3).fill(['run_shell_command: npm run lint -- src/orders.ts', true])])
 
     // A fourth failure is a replan; trying it again is denied in Gemini CLI's shape.
     await send(shell('npm run lint -- src/orders.ts', 1))
     expect(await send(shell('npm run lint -- src/orders.ts'))).toEqual({ decision: 'deny', reason: expect.stringContaining('already told to replan') })
 
-    await send({ ...base, hook_event_name: 'AfterTool', tool_name: 'write_todos', tool_input: { todos: [{ description: 'Fix the lint errors', status: 'in_progress' }] }, tool_response: { llmContent: 'ok' } })
+    await send({
+      ...base,
+      hook_event_name: 'AfterTool',
+      tool_name: 'write_todos',
+      tool_input: { todos: [{ description: 'Fix the lint errors', status: 'in_progress' }] },
+      tool_response: { llmContent: 'ok' },
+    })
     expect(await send({ ...base, hook_event_name: 'AfterAgent', prompt: 'x', prompt_response: 'Done', stop_hook_active: false })).toEqual({
       decision: 'block',
       reason: expect.stringContaining('1. Fix the lint errors'),

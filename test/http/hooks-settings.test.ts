@@ -86,8 +86,7 @@ describe('hook settings and secrets', () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
     const b = await t.createAgent('b')
-    const create = (agent: TestAgent, external_id: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/sessions', headers: agent.headers, payload: { goal: 'Ship the release', external_id } })
+    const create = (agent: TestAgent, external_id: string) => t.app.inject({ method: 'POST', url: '/v1/sessions', headers: agent.headers, payload: { goal: 'Ship the release', external_id } })
     const first = await create(a, 'run-7')
     expect(first.statusCode).toBe(201)
     expect(first.json()).toMatchObject({ external_id: 'run-7' })

@@ -41,7 +41,7 @@ describe('text is cut between code points', () => {
   })
 })
 
-describe('a lone surrogate from a client is a 400 naming the field, as a NUL is (a step\'s text is mended)', () => {
+describe("a lone surrogate from a client is a 400 naming the field, as a NUL is (a step's text is mended)", () => {
   it('in a value or a key, in any body, stores nothing', async () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
@@ -61,7 +61,9 @@ describe('a lone surrogate from a client is a 400 naming the field, as a NUL is 
     expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 0 })
     // What a step did or printed is recorded as it came, its broken text mended like a NUL.
     const step = await t.app.inject({
-      method: 'POST', url: `/v1/sessions/${id}/steps`, headers: { ...a.headers, 'content-type': 'application/json' },
+      method: 'POST',
+      url: `/v1/sessions/${id}/steps`,
+      headers: { ...a.headers, 'content-type': 'application/json' },
       payload: '{"description":"wrote it \\ud83d","tool":{"name":"edit","args":{"path":["\\udfff"]}}}',
     })
     expect(step.statusCode).toBe(201)
@@ -103,7 +105,9 @@ describe('a body nested past the depth limit is a 400, before anything walks it'
       expect(res.json().errors).toEqual([{ path: 'body', message: expect.stringMatching(/levels deep/) }])
     }
     const mcp = await t.app.inject({
-      method: 'POST', url: '/mcp', headers: { ...json, accept: 'application/json, text/event-stream' },
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...json, accept: 'application/json, text/event-stream' },
       payload: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_goal_session","arguments":{"goal":"g","metadata":${deep(4100)}}}}`,
     })
     expect(mcp.statusCode).toBe(400)

@@ -18,7 +18,10 @@ describe('a list page reads at most PAGE_BYTES of stored text', () => {
       expect(res.statusCode).toBe(201)
       ids.push(res.json().id)
     }
-    for (const [list, order] of [['/v1/sessions', ids], ['/v1/sessions/overview', [...ids].reverse()]] as const) {
+    for (const [list, order] of [
+      ['/v1/sessions', ids],
+      ['/v1/sessions/overview', [...ids].reverse()],
+    ] as const) {
       const seen: string[] = []
       let cursor: string | null = null
       let pages = 0

@@ -18,7 +18,12 @@ describe('load shedding', () => {
     expect(res.json()).toMatchObject({ status: 503, type: 'urn:problem:unavailable', detail: expect.stringMatching(/memory/) })
     expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 0 })
     // An OTLP export is answered as the OTLP spec says: a Status in its own encoding, which exporters retry.
-    const otlp = await t.app.inject({ method: 'POST', url: '/v1/otlp/v1/traces', headers: { ...a.headers, 'content-type': 'application/x-protobuf' }, payload: Buffer.from(encodeRequest('traces', { resourceSpans: [] })) })
+    const otlp = await t.app.inject({
+      method: 'POST',
+      url: '/v1/otlp/v1/traces',
+      headers: { ...a.headers, 'content-type': 'application/x-protobuf' },
+      payload: Buffer.from(encodeRequest('traces', { resourceSpans: [] })),
+    })
     expect(otlp.statusCode).toBe(503)
     expect(otlp.headers['content-type']).toBe('application/x-protobuf')
     expect(otlp.headers['retry-after']).toMatch(/^\d+$/)
@@ -40,7 +45,13 @@ describe('load shedding', () => {
     type Answer = { status: number; retryAfter?: string; type?: string; body: string }
     /** A POST /v1/sessions whose body is sent up to `sent` bytes; `finish` sends the rest. */
     function post(payload: string, sent = payload.length): { answer: Promise<Answer>; finish: () => void; req: ClientRequest } {
-      const req = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/v1/sessions', headers: { ...a.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } })
+      const req = httpRequest({
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/v1/sessions',
+        headers: { ...a.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      })
       const answer = new Promise<Answer>((resolve, reject) => {
         req.on('error', reject)
         req.on('response', (res: IncomingMessage) => {

@@ -6,8 +6,17 @@ import { buildTestApp, type TestApp } from '../helpers.js'
  * the order a newcomer would: each must succeed, and the results must make sense for the task.
  */
 
-interface Parameter { name: string; in: string; required?: boolean; example?: unknown; schema?: { default?: unknown } }
-interface Operation { parameters?: Parameter[]; requestBody?: { content: Record<string, { example?: unknown }> } }
+interface Parameter {
+  name: string
+  in: string
+  required?: boolean
+  example?: unknown
+  schema?: { default?: unknown }
+}
+interface Operation {
+  parameters?: Parameter[]
+  requestBody?: { content: Record<string, { example?: unknown }> }
+}
 type Paths = Record<string, Record<string, Operation>>
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 

@@ -4,7 +4,12 @@ import { parse } from 'yaml'
 import { renderOpenApiYaml, toOpenApiYaml } from '../../scripts/openapi-doc.js'
 import { buildTestApp } from '../helpers.js'
 
-interface Parameter { name: string; in: string; required?: boolean; schema?: { default?: unknown } }
+interface Parameter {
+  name: string
+  in: string
+  required?: boolean
+  schema?: { default?: unknown }
+}
 type Operation = { parameters?: Parameter[]; responses: Record<string, unknown> }
 type Doc = { paths: Record<string, Record<string, Operation>>; [key: string]: unknown }
 
@@ -67,9 +72,7 @@ it('every operation has a unique camelCase operationId starting with a verb (cli
 describe('what third-party tools read', () => {
   it('no parameter with a default is required, in any operation', async () => {
     const doc = await served()
-    const offenders = operations(doc).flatMap(([op, { parameters = [] }]) =>
-      parameters.filter((p) => p.required === true && p.schema?.default !== undefined).map((p) => `${op} ${p.in} ${p.name}`),
-    )
+    const offenders = operations(doc).flatMap(([op, { parameters = [] }]) => parameters.filter((p) => p.required === true && p.schema?.default !== undefined).map((p) => `${op} ${p.in} ${p.name}`))
     expect(offenders).toEqual([])
     // The walk sees the parameters it is about: `limit` has its default and is optional.
     const limit = doc.paths['/v1/reminders/due']!.get!.parameters!.find((p) => p.name === 'limit')
@@ -91,7 +94,9 @@ describe('what third-party tools read', () => {
     const doc = await served()
     expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })])
     expect(doc.info).toMatchObject({ license: { name: 'MIT', identifier: 'MIT' } })
-    const without4xx = operations(doc).filter(([, op]) => !Object.keys(op.responses).some((code) => code.startsWith('4'))).map(([op]) => op)
+    const without4xx = operations(doc)
+      .filter(([, op]) => !Object.keys(op.responses).some((code) => code.startsWith('4')))
+      .map(([op]) => op)
     expect(without4xx).toEqual([])
   })
 

@@ -60,7 +60,10 @@ export const chatSpan = (conversation: string, at: number, prompt: string, token
     attributes: {
       'gen_ai.operation.name': 'chat',
       'gen_ai.conversation.id': conversation,
-      'gen_ai.input.messages': JSON.stringify([{ role: 'system', parts: [{ type: 'text', content: 'You are a billing agent.' }] }, { role: 'user', parts: [{ type: 'text', content: prompt }] }]),
+      'gen_ai.input.messages': JSON.stringify([
+        { role: 'system', parts: [{ type: 'text', content: 'You are a billing agent.' }] },
+        { role: 'user', parts: [{ type: 'text', content: prompt }] },
+      ]),
       'gen_ai.usage.input_tokens': tokens.input,
       'gen_ai.usage.output_tokens': tokens.output,
     },

@@ -33,15 +33,40 @@ async function setUp() {
 function agentTurn(tracer: Tracer, conversation: string): void {
   const root = tracer.startSpan('invoke_agent travel-agent', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'travel-agent', 'gen_ai.conversation.id': conversation } })
   const ctx = trace.setSpan(context.active(), root)
-  const input = [{ role: 'system', parts: [{ type: 'text', content: 'You book travel.' }] }, { role: 'user', parts: [{ type: 'text', content: GOAL }] }]
+  const input = [
+    { role: 'system', parts: [{ type: 'text', content: 'You book travel.' }] },
+    { role: 'user', parts: [{ type: 'text', content: GOAL }] },
+  ]
   const chat = (tokens: number) => {
-    const span = tracer.startSpan('chat gpt-4.1', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.conversation.id': conversation, 'gen_ai.input.messages': JSON.stringify(input), 'gen_ai.usage.input_tokens': tokens, 'gen_ai.usage.output_tokens': 40 } }, ctx)
+    const span = tracer.startSpan(
+      'chat gpt-4.1',
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.conversation.id': conversation,
+          'gen_ai.input.messages': JSON.stringify(input),
+          'gen_ai.usage.input_tokens': tokens,
+          'gen_ai.usage.output_tokens': 40,
+        },
+      },
+      ctx,
+    )
     span.end()
   }
   const tool = (name: string, args: object, result: string, failed = false) => {
-    const span = tracer.startSpan(`execute_tool ${name}`, {
-      attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.conversation.id': conversation, 'gen_ai.tool.name': name, 'gen_ai.tool.call.arguments': JSON.stringify(args), 'gen_ai.tool.call.result': result },
-    }, ctx)
+    const span = tracer.startSpan(
+      `execute_tool ${name}`,
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.conversation.id': conversation,
+          'gen_ai.tool.name': name,
+          'gen_ai.tool.call.arguments': JSON.stringify(args),
+          'gen_ai.tool.call.result': result,
+        },
+      },
+      ctx,
+    )
     if (failed) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: result })
       span.setAttribute('error.type', 'TimeoutError')
@@ -85,13 +110,23 @@ describe('OpenTelemetry JS SDK exporters', () => {
     ['JSON, gzip', (url: string, headers: Record<string, string>) => new OTLPLogExporterJson({ url, headers, compression: 'gzip' as never })],
   ])('log events over OTLP/HTTP %s, shaped as Codex CLI sends them, become steps', async (_, exporter) => {
     const { t, agent, base, headers } = await setUp()
-    const provider = new LoggerProvider({ resource: resourceFromAttributes({ 'service.name': 'codex_exec' }), processors: [new BatchLogRecordProcessor({ exporter: exporter(`${base}/logs`, headers) })] })
+    const provider = new LoggerProvider({
+      resource: resourceFromAttributes({ 'service.name': 'codex_exec' }),
+      processors: [new BatchLogRecordProcessor({ exporter: exporter(`${base}/logs`, headers) })],
+    })
     const logger = provider.getLogger('codex_otel')
     const conversation = '019a4b2c-7d1e-7f30-9c44-1b2e3d4f5a60'
     const emit = (attributes: Record<string, string>) => logger.emit({ severityNumber: SeverityNumber.INFO, attributes: { 'conversation.id': conversation, ...attributes } })
     emit({ 'event.name': 'codex.user_prompt', prompt: 'Make the CSV export stream rows', prompt_length: '31' })
     emit({ 'event.name': 'codex.sse_event', 'event.kind': 'response.completed', input_token_count: '900', output_token_count: '30' })
-    emit({ 'event.name': 'codex.tool_result', tool_name: 'exec_command', call_id: 'call_1', arguments: '{"cmd":"npm test"}', success: 'true', output: 'Process exited with code 1\nOutput:\n1 failing' })
+    emit({
+      'event.name': 'codex.tool_result',
+      tool_name: 'exec_command',
+      call_id: 'call_1',
+      arguments: '{"cmd":"npm test"}',
+      success: 'true',
+      output: 'Process exited with code 1\nOutput:\n1 failing',
+    })
     emit({ 'event.name': 'codex.tool_result', tool_name: 'exec_command', call_id: 'call_2', arguments: '{"cmd":"git status"}', success: 'true', output: 'Process exited with code 0\nOutput:\nclean' })
     await provider.shutdown()
 

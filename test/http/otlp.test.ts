@@ -53,7 +53,12 @@ describe('OTLP receiver', () => {
 
   it('reads gzip bodies, and answers a body that does not decode with a 400 Status in the request encoding', async () => {
     const { t, agent } = await setUp()
-    const zipped = await t.app.inject({ method: 'POST', url: '/v1/otlp/v1/traces', headers: { ...agent.headers, ...PROTOBUF, 'content-encoding': 'gzip' }, payload: gzipSync(encodeRequest('traces', turn('conv-gz'))) })
+    const zipped = await t.app.inject({
+      method: 'POST',
+      url: '/v1/otlp/v1/traces',
+      headers: { ...agent.headers, ...PROTOBUF, 'content-encoding': 'gzip' },
+      payload: gzipSync(encodeRequest('traces', turn('conv-gz'))),
+    })
     expect(zipped.statusCode).toBe(200)
     expect((await stored(t, agent, 'conv-gz')).steps).toHaveLength(2)
 
@@ -153,7 +158,15 @@ describe('OTLP receiver', () => {
     // invoke_agent spans end last: an agent's tool spans can come before any span with the prompt.
     await send(t, agent, 'traces', traces([toolSpan('conv-w', 100, 'find_invoice', { invoice: 'INV-1042' }), toolSpan('conv-w', 200, 'refund_invoice', { invoice: 'INV-1042' })]))
     expect((await stored(t, agent, 'conv-w')).session).toBeUndefined()
-    const root = span({ name: 'invoke_agent billing', at: 0, attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': 'conv-w', 'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: GOAL }] }]) } })
+    const root = span({
+      name: 'invoke_agent billing',
+      at: 0,
+      attributes: {
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.conversation.id': 'conv-w',
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: GOAL }] }]),
+      },
+    })
     await send(t, agent, 'traces', traces([root]))
     const { session, steps } = await stored(t, agent, 'conv-w')
     expect(session?.goal).toBe(GOAL)
@@ -177,7 +190,10 @@ describe('OTLP receiver', () => {
 
   it('a goalkeeper.goal resource attribute is the goal; later prompts join it', async () => {
     const { t, agent } = await setUp()
-    const body = traces([chatSpan('conv-g', 0, 'hi, start with the oldest invoice'), toolSpan('conv-g', 100, 'find_invoice', { invoice: 'INV-1' })], { 'service.name': 'billing-agent', 'goalkeeper.goal': 'Refund every invoice of November' })
+    const body = traces([chatSpan('conv-g', 0, 'hi, start with the oldest invoice'), toolSpan('conv-g', 100, 'find_invoice', { invoice: 'INV-1' })], {
+      'service.name': 'billing-agent',
+      'goalkeeper.goal': 'Refund every invoice of November',
+    })
     await send(t, agent, 'traces', body)
     const { session } = await stored(t, agent, 'conv-g')
     expect(session?.goal).toBe('Refund every invoice of November\n\nThen: hi, start with the oldest invoice')
@@ -197,12 +213,24 @@ describe('OTLP receiver', () => {
   it('Claude Code log events: the prompt opens the session, tool results are steps, api_request usage and cost count on the next step', async () => {
     const { t, agent } = await setUp()
     const s = '2f6c1a8e-4b1d-4d0e-9a57-3c2b8f1e7d90'
-    await send(t, agent, 'logs', logs([
-      ccEvent(s, 0, 'user_prompt', { prompt: 'Make the flaky upload test pass reliably', 'prompt.id': 'p1' }),
-      ccEvent(s, 10, 'api_request', { request_id: 'req_1', input_tokens: 1200, output_tokens: 30, cache_read_tokens: 5000, cache_creation_tokens: 0, cost_usd: 0.021 }),
-      ccEvent(s, 20, 'tool_result', { tool_name: 'Bash', tool_use_id: 'toolu_1', success: 'false', error: 'Exit code 1', tool_input: '{"command":"npx vitest run test/upload.test.ts","description":"Run it"}' }),
-      ccEvent(s, 30, 'api_request', { request_id: 'req_2', input_tokens: 1300, output_tokens: 20, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.01 }),
-    ]), 'protobuf')
+    await send(
+      t,
+      agent,
+      'logs',
+      logs([
+        ccEvent(s, 0, 'user_prompt', { prompt: 'Make the flaky upload test pass reliably', 'prompt.id': 'p1' }),
+        ccEvent(s, 10, 'api_request', { request_id: 'req_1', input_tokens: 1200, output_tokens: 30, cache_read_tokens: 5000, cache_creation_tokens: 0, cost_usd: 0.021 }),
+        ccEvent(s, 20, 'tool_result', {
+          tool_name: 'Bash',
+          tool_use_id: 'toolu_1',
+          success: 'false',
+          error: 'Exit code 1',
+          tool_input: '{"command":"npx vitest run test/upload.test.ts","description":"Run it"}',
+        }),
+        ccEvent(s, 30, 'api_request', { request_id: 'req_2', input_tokens: 1300, output_tokens: 20, cache_read_tokens: 0, cache_creation_tokens: 0, cost_usd: 0.01 }),
+      ]),
+      'protobuf',
+    )
     const { session, steps } = await stored(t, agent, s)
     expect(session?.goal).toBe('Make the flaky upload test pass reliably')
     expect(steps).toHaveLength(1)
@@ -214,11 +242,16 @@ describe('OTLP receiver', () => {
 
   it("counts past what a step may report are cut to its limits, not refused by the database (a fuzz counterexample on PostgreSQL's integer)", async () => {
     const { t, agent } = await setUp()
-    await send(t, agent, 'logs', logs([
-      ccEvent('conv-big', 0, 'user_prompt', { prompt: GOAL }),
-      ccEvent('conv-big', 10, 'api_request', { request_id: 'req_big', input_tokens: 3_000_000_000, output_tokens: 1, cost_usd: 5_000_000.5 }),
-      ccEvent('conv-big', 20, 'tool_result', { tool_name: 'Bash', tool_use_id: 'toolu_1', success: 'true', tool_input: '{"command":"ls"}' }),
-    ]))
+    await send(
+      t,
+      agent,
+      'logs',
+      logs([
+        ccEvent('conv-big', 0, 'user_prompt', { prompt: GOAL }),
+        ccEvent('conv-big', 10, 'api_request', { request_id: 'req_big', input_tokens: 3_000_000_000, output_tokens: 1, cost_usd: 5_000_000.5 }),
+        ccEvent('conv-big', 20, 'tool_result', { tool_name: 'Bash', tool_use_id: 'toolu_1', success: 'true', tool_input: '{"command":"ls"}' }),
+      ]),
+    )
     expect((await stored(t, agent, 'conv-big')).steps).toMatchObject([{ tokens: 1_000_000_000, cost_usd: 1_000_000 }])
   })
 

@@ -17,8 +17,7 @@ function api(t: TestApp & { a: TestAgent }) {
     create: async (payload: object) => (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload })).json() as Json,
     snooze: async (id: unknown, payload: object) => (await t.app.inject({ method: 'POST', url: `/v1/reminders/${id}/snooze`, headers: h, payload })).json() as Json,
     get: async (id: unknown) => (await t.app.inject({ url: `/v1/reminders/${id}`, headers: h })).json() as Json,
-    dueIds: async (asOf: string) =>
-      ((await t.app.inject({ url: `/v1/reminders/due?as_of=${asOf}`, headers: h })).json() as { items: Json[] }).items.map((r) => r.id),
+    dueIds: async (asOf: string) => ((await t.app.inject({ url: `/v1/reminders/due?as_of=${asOf}`, headers: h })).json() as { items: Json[] }).items.map((r) => r.id),
     /** Turn start at `now`: the reminders it delivers. */
     turnIds: async (now: string) =>
       ((await t.app.inject({ method: 'POST', url: '/v1/turns', headers: h, payload: { user_message: 'status?', now } })).json() as { reminders: Json[] }).reminders.map((r) => r.id),

@@ -33,11 +33,17 @@ describe('reminder session_id belongs to the caller', () => {
     const theirs = await createSession(t, t.b)
     const post = (session_id: string, key?: string) =>
       t.app.inject({
-        method: 'POST', url: '/v1/reminders', headers: { ...t.a.headers, ...(key ? { 'idempotency-key': key } : {}) },
+        method: 'POST',
+        url: '/v1/reminders',
+        headers: { ...t.a.headers, ...(key ? { 'idempotency-key': key } : {}) },
         payload: { title: 'x', trigger: at('2026-11-22T10:00:00Z'), session_id },
       })
     const before = await dumpReminderTables(t)
-    for (const [id, key] of [['ses_nope', undefined], [theirs, undefined], [theirs, 'k1']] as const) {
+    for (const [id, key] of [
+      ['ses_nope', undefined],
+      [theirs, undefined],
+      [theirs, 'k1'],
+    ] as const) {
       const res = await post(id, key)
       expect(res.statusCode, id).toBe(404)
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/)

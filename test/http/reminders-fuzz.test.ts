@@ -2,10 +2,7 @@ import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { ReminderRepository } from '../../src/reminders/repository.js'
-import {
-  authorization, expectTemplatesAccepted, fuzzRoutes, fuzzWrongTypes, isoLike, junkBody, mostly, rawBody, text, withJunkField,
-  type FuzzRoute, type TypedTemplate,
-} from './fuzz-arbitraries.js'
+import { authorization, expectTemplatesAccepted, fuzzRoutes, fuzzWrongTypes, isoLike, junkBody, mostly, rawBody, text, withJunkField, type FuzzRoute, type TypedTemplate } from './fuzz-arbitraries.js'
 import { createSession } from './sessions-fixtures.js'
 
 /** Fuzz of the reminder, settings and turn-start routes (the session routes: sessions-fuzz). */
@@ -55,23 +52,49 @@ async function refresh(w: World): Promise<void> {
 
 const cron = fc.oneof(
   fc.constantFrom(
-    '0 9 * * MON-FRI', '*/5 * * * *', '0 0 30 2 *', '0 0 31 4 *', '* * * * * *', '61 * * * *', '*/0 * * * *', '0 0 L * *', '0 0 ? * *',
-    '0-59/1000 * * * *', '0 0 29 2 1', '@daily', '0 9 * * 8', '5-3 * * * *', '0 0 1 1 0', '0 0 * * 7#5', '0 0 LW * *', '  0  9 * * * ',
+    '0 9 * * MON-FRI',
+    '*/5 * * * *',
+    '0 0 30 2 *',
+    '0 0 31 4 *',
+    '* * * * * *',
+    '61 * * * *',
+    '*/0 * * * *',
+    '0 0 L * *',
+    '0 0 ? * *',
+    '0-59/1000 * * * *',
+    '0 0 29 2 1',
+    '@daily',
+    '0 9 * * 8',
+    '5-3 * * * *',
+    '0 0 1 1 0',
+    '0 0 * * 7#5',
+    '0 0 LW * *',
+    '  0  9 * * * ',
   ),
-  fc.array(fc.constantFrom('*', '0', '59', '60', '*/7', '1-5', '1,2,3', 'MON', 'JAN', '-1', '99999999999999999999', 'L', '#', '?', '/'), { minLength: 1, maxLength: 6 })
-    .map((a) => a.join(' ')),
+  fc.array(fc.constantFrom('*', '0', '59', '60', '*/7', '1-5', '1,2,3', 'MON', 'JAN', '-1', '99999999999999999999', 'L', '#', '?', '/'), { minLength: 1, maxLength: 6 }).map((a) => a.join(' ')),
   fc.string({ maxLength: 30 }),
 )
 const timezone = fc.oneof(
-  fc.constantFrom('UTC', 'utc', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe', 'Etc/GMT+14', 'Etc/GMT-14', 'EST5EDT', 'SystemV/AST4',
-    'US/Pacific-New', 'Mars/Olympus', '+05:00', 'local', 'Europe/Berlin'),
+  fc.constantFrom(
+    'UTC',
+    'utc',
+    'America/New_York',
+    'Asia/Kathmandu',
+    'Australia/Lord_Howe',
+    'Etc/GMT+14',
+    'Etc/GMT-14',
+    'EST5EDT',
+    'SystemV/AST4',
+    'US/Pacific-New',
+    'Mars/Olympus',
+    '+05:00',
+    'local',
+    'Europe/Berlin',
+  ),
   fc.string({ maxLength: 64 }),
 )
 /** Pattern and message text, with FTS5 syntax in it. */
-const ftsText = fc.oneof(
-  fc.constantFrom('deploy', 'deploy production', '"', '(', 'NEAR(a b)', '*', 'title:x', '^deploy', '"unterminated', '-x', 'a OR', 'AND', 'the', 'é', '{x}'),
-  text(200),
-)
+const ftsText = fc.oneof(fc.constantFrom('deploy', 'deploy production', '"', '(', 'NEAR(a b)', '*', 'title:x', '^deploy', '"unterminated', '-x', 'a OR', 'AND', 'the', 'é', '{x}'), text(200))
 const trigger = fc.oneof(
   { arbitrary: fc.record({ type: fc.constant('scheduled'), at: isoLike }), weight: 3 },
   { arbitrary: fc.record({ type: fc.constant('recurring'), cron, timezone: fc.option(timezone) }, { requiredKeys: ['type', 'cron'] }), weight: 3 },
@@ -80,17 +103,20 @@ const trigger = fc.oneof(
 )
 const sessionId = (w: World) => mostly(fc.constantFrom(null, 'ses_nope', ...w.sessions), fc.string({ maxLength: 70 }))
 const reminderFields = (w: World) => ({
-  title: text(200), body: text(4000), trigger, priority: mostly(fc.constantFrom('urgent', 'normal', 'low'), fc.constantFrom('high', 'URGENT')),
-  context_tags: fc.array(text(50), { maxLength: 21 }), quiet_hours_exempt: fc.boolean(), session_id: sessionId(w),
+  title: text(200),
+  body: text(4000),
+  trigger,
+  priority: mostly(fc.constantFrom('urgent', 'normal', 'low'), fc.constantFrom('high', 'URGENT')),
+  context_tags: fc.array(text(50), { maxLength: 21 }),
+  quiet_hours_exempt: fc.boolean(),
+  session_id: sessionId(w),
   missed_policy: mostly(fc.constantFrom('once', 'skip', 'all'), fc.constantFrom('never', '')),
 })
 const createBody = (w: World) => withJunkField(fc.record(reminderFields(w), { requiredKeys: ['title', 'trigger'] }))
 const patchBody = (w: World) => withJunkField(fc.record(reminderFields(w), { requiredKeys: [] }))
 const REMINDER_FIELDS = ['title', 'body', 'trigger', 'priority', 'context_tags', 'quiet_hours_exempt', 'session_id', 'missed_policy']
 const minutes = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -1, 1e308, 5e-324, Number.MAX_SAFE_INTEGER, 2 ** 64, 0.5, -0, 30))
-const snoozeBody = withJunkField(
-  fc.oneof(fc.record({ minutes }), fc.record({ until: isoLike }), fc.record({ minutes, until: isoLike }, { requiredKeys: [] })),
-)
+const snoozeBody = withJunkField(fc.oneof(fc.record({ minutes }), fc.record({ until: isoLike }), fc.record({ minutes, until: isoLike }, { requiredKeys: [] })))
 const hhmm = mostly(fc.constantFrom('22:00', '07:30', '00:00', '23:59'), fc.oneof(fc.constantFrom('24:00', '7:00', '12:60', ''), fc.string({ maxLength: 6 })))
 const settingsBody = withJunkField(
   fc.record(
@@ -108,8 +134,11 @@ const turnBody = (w: World) =>
   withJunkField(
     fc.record(
       {
-        user_message: ftsText, session_id: sessionId(w), iteration: mostly(fc.nat(20), fc.oneof(fc.integer(), fc.double(), fc.constantFrom(1e300, 2 ** 53 + 2))),
-        messages: fc.array(mostly(message, fc.record({ role: fc.string() }, { requiredKeys: [] })), { maxLength: 3 }), now: isoLike,
+        user_message: ftsText,
+        session_id: sessionId(w),
+        iteration: mostly(fc.nat(20), fc.oneof(fc.integer(), fc.double(), fc.constantFrom(1e300, 2 ** 53 + 2))),
+        messages: fc.array(mostly(message, fc.record({ role: fc.string() }, { requiredKeys: [] })), { maxLength: 3 }),
+        now: isoLike,
       },
       { requiredKeys: ['user_message'] },
     ),
@@ -121,10 +150,17 @@ function routes(w: World): FuzzRoute[] {
   const at = isoLike.filter((s) => s.length > 0)
   return [
     { method: 'POST', path: '/v1/reminders', body: body(createBody(w), REMINDER_FIELDS) },
-    { method: 'GET', path: '/v1/reminders', query: {
-      status: fc.constantFrom('pending', 'triggered', 'completed', 'dismissed', 'snoozed'), priority: fc.constantFrom('urgent', 'normal', 'low'),
-      trigger_type: fc.constantFrom('scheduled', 'recurring', 'context'), tag: fc.constantFrom('ops', 'daily'), ...page,
-    } },
+    {
+      method: 'GET',
+      path: '/v1/reminders',
+      query: {
+        status: fc.constantFrom('pending', 'triggered', 'completed', 'dismissed', 'snoozed'),
+        priority: fc.constantFrom('urgent', 'normal', 'low'),
+        trigger_type: fc.constantFrom('scheduled', 'recurring', 'context'),
+        tag: fc.constantFrom('ops', 'daily'),
+        ...page,
+      },
+    },
     { method: 'GET', path: '/v1/reminders/due', query: { as_of: at, ...page } },
     { method: 'GET', path: '/v1/reminders/search', query: { q: ftsText, limit: page.limit } },
     { method: 'GET', path: '/v1/reminders/{id}' },
@@ -159,8 +195,13 @@ it('random reminder, settings and turn requests never cause a 5xx, and a rejecte
 /** Valid bodies whose every scalar leaf has a declared type (message content is free-form). */
 function typed(w: World): TypedTemplate[] {
   const full = {
-    title: 'standup', body: 'say what you did', priority: 'urgent', context_tags: ['ops', 'daily'], quiet_hours_exempt: true,
-    session_id: w.sessions[0], missed_policy: 'skip',
+    title: 'standup',
+    body: 'say what you did',
+    priority: 'urgent',
+    context_tags: ['ops', 'daily'],
+    quiet_hours_exempt: true,
+    session_id: w.sessions[0],
+    missed_policy: 'skip',
   }
   return [
     { method: 'POST', url: '/v1/reminders', payload: { ...full, trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } } },
@@ -171,7 +212,8 @@ function typed(w: World): TypedTemplate[] {
     { method: 'POST', url: `/v1/reminders/${w.reminders[2]}/snooze`, payload: { until: '2026-11-22T12:00:00Z' } },
     { method: 'PUT', url: '/v1/settings', payload: { timezone: 'Europe/Berlin', quiet_hours: { start: '22:00', end: '07:00' }, max_reminders: 50, injection_budget_tokens: 1000 } },
     {
-      method: 'POST', url: '/v1/turns',
+      method: 'POST',
+      url: '/v1/turns',
       payload: { user_message: 'deploy production now', session_id: w.sessions[0], iteration: 2, messages: [{ role: 'user', content: 'hi' }], now: '2026-11-22T09:30:00Z' },
     },
   ]

@@ -12,8 +12,7 @@ async function setup(): Promise<TestApp & { a: TestAgent; b: TestAgent }> {
 describe('reminders over REST', () => {
   it('creates each trigger kind (Idempotency-Key replays) and reads it back', async () => {
     const t = await setup()
-    const post = (payload: object, key?: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/reminders', headers: { ...t.a.headers, ...(key ? { 'idempotency-key': key } : {}) }, payload })
+    const post = (payload: object, key?: string) => t.app.inject({ method: 'POST', url: '/v1/reminders', headers: { ...t.a.headers, ...(key ? { 'idempotency-key': key } : {}) }, payload })
     const first = await post({ title: 'Ship', trigger: { type: 'scheduled', at: '2026-11-22T10:00:00Z' } }, 'k1')
     expect(first.statusCode).toBe(201)
     const again = await post({ title: 'Ship', trigger: { type: 'scheduled', at: '2026-11-22T10:00:00Z' } }, 'k1')
@@ -48,9 +47,7 @@ describe('reminders over REST', () => {
     const six = await post({ title: 'x', trigger: { type: 'recurring', cron: '0 0 9 * * *' } })
     expect(six.statusCode).toBe(400)
     expect(six.json().type).toBe('urn:problem:validation_failed')
-    expect(six.json().detail).toBe(
-      "Invalid cron expression '0 0 9 * * *': it has 6 fields; a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week.",
-    )
+    expect(six.json().detail).toBe("Invalid cron expression '0 0 9 * * *': it has 6 fields; a cron expression here has exactly 5 fields: minute hour day-of-month month day-of-week.")
     expect((await post({ title: 'x', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'Moon/Base' } })).json().detail).toMatch(/timezone/)
     const tomorrow = await post({ title: 'x', trigger: { type: 'scheduled', at: 'tomorrow' } })
     expect(tomorrow.statusCode).toBe(400)
@@ -80,7 +77,9 @@ describe('reminders over REST', () => {
     expect((await t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/complete`, headers: h })).json().status).toBe('completed')
     const twice = await t.app.inject({ method: 'POST', url: `/v1/reminders/${r.id}/dismiss`, headers: h })
     expect(twice.statusCode).toBe(409)
-    const cron = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'c', trigger: { type: 'recurring', cron: '30 2 * * *', timezone: 'America/New_York' } } })).json()
+    const cron = (
+      await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'c', trigger: { type: 'recurring', cron: '30 2 * * *', timezone: 'America/New_York' } } })
+    ).json()
     const occ = await t.app.inject({ url: `/v1/reminders/${cron.id}/occurrences?count=2&from=2026-03-07T12:00:00Z`, headers: h })
     expect(occ.json()).toEqual({ items: ['2026-03-08T07:00:00.000Z', '2026-03-09T06:30:00.000Z'] })
     expect((await t.app.inject({ url: `/v1/reminders/${cron.id}/occurrences?count=51`, headers: h })).statusCode).toBe(400)
@@ -96,8 +95,12 @@ describe('reminders over REST', () => {
     for (let i = 0; i < 20; i++) {
       await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: `Errand ${i}`, body: 'milk', trigger: { type: 'context', pattern: 'shop' } } })
     }
-    const best = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Renew TLS certificate', body: 'certificate expires', trigger: { type: 'context', pattern: 'x' } } })).json()
-    const other = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Audit', body: 'check the certificate list', trigger: { type: 'context', pattern: 'x' } } })).json()
+    const best = (
+      await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Renew TLS certificate', body: 'certificate expires', trigger: { type: 'context', pattern: 'x' } } })
+    ).json()
+    const other = (
+      await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Audit', body: 'check the certificate list', trigger: { type: 'context', pattern: 'x' } } })
+    ).json()
     const res = (await t.app.inject({ url: `/v1/reminders/search?q=${encodeURIComponent('TLS certificate')}`, headers: h })).json()
     expect(res.items.map((i: { reminder: { id: string } }) => i.reminder.id)).toEqual([best.id, other.id])
     expect(res.items[0].score).toBeGreaterThan(res.items[1].score)
@@ -129,7 +132,9 @@ describe('reminders over REST', () => {
   it('turn start injects due and context reminders and marks them triggered; session ids are 404', async () => {
     const t = await setup()
     const h = t.a.headers
-    const due = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Rotate keys', priority: 'urgent', trigger: { type: 'scheduled', at: '2026-11-22T08:00:00Z' } } })).json()
+    const due = (
+      await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Rotate keys', priority: 'urgent', trigger: { type: 'scheduled', at: '2026-11-22T08:00:00Z' } } })
+    ).json()
     const ctx = (await t.app.inject({ method: 'POST', url: '/v1/reminders', headers: h, payload: { title: 'Run smoke tests', trigger: { type: 'context', pattern: 'deploy' } } })).json()
     const turn = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: h, payload: { user_message: 'time to deploy' } })
     expect(turn.statusCode).toBe(200)

@@ -44,9 +44,7 @@ describe('auth declared per route', () => {
 
   it('a route without a declaration (or with an unknown one) is refused when it is added', async () => {
     const { app } = await buildTestApp()
-    expect(() => app.post('/v1/things', ok)).toThrow(
-      "Route POST /v1/things declares no auth: add config: { auth: 'admin' | 'agent' | 'none' } to its options.",
-    )
+    expect(() => app.post('/v1/things', ok)).toThrow("Route POST /v1/things declares no auth: add config: { auth: 'admin' | 'agent' | 'none' } to its options.")
     // @ts-expect-error: not one of the three kinds
     expect(() => app.get('/v1/other', { config: { auth: 'public' } }, ok)).toThrow(/GET \/v1\/other declares an unknown auth "public"/)
     // Only routes swagger-ui registers itself under /docs count as public; one added by hand there does not.
@@ -69,9 +67,7 @@ describe('auth declared per route', () => {
       const handle = openDb(':memory:')
       runMigrations(handle)
       try {
-        await expect(buildApp({ config: loadConfig({ GOALKEEPER_DB: ':memory:' }), handle, logger: false })).rejects.toThrow(
-          /Route GET \/v1\/forgotten declares no auth/,
-        )
+        await expect(buildApp({ config: loadConfig({ GOALKEEPER_DB: ':memory:' }), handle, logger: false })).rejects.toThrow(/Route GET \/v1\/forgotten declares no auth/)
       } finally {
         await handle.close()
       }

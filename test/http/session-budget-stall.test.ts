@@ -6,7 +6,12 @@ async function create(t: TestApp, a: TestAgent, config: Record<string, unknown>)
   return t.app.inject({ method: 'POST', url: '/v1/sessions', headers: a.headers, payload: { goal: GOAL, config } })
 }
 
-const read = (i: number, cost_usd: number) => ({ description: `Read part ${i}`, output: `lines ${i * 50}-${i * 50 + 49}`, tool: { name: 'Read', args: { file_path: 'src/notes.ts', offset: i * 50 } }, cost_usd })
+const read = (i: number, cost_usd: number) => ({
+  description: `Read part ${i}`,
+  output: `lines ${i * 50}-${i * 50 + 49}`,
+  tool: { name: 'Read', args: { file_path: 'src/notes.ts', offset: i * 50 } },
+  cost_usd,
+})
 
 describe('reading past half the budget over HTTP', () => {
   it('a new session gets budget_stall; the 10th read in a row past half the budget answers replan, kept in the step log', async () => {
@@ -39,11 +44,21 @@ describe('reading past half the budget over HTTP', () => {
     expect(verdicts.every((v) => v.budget_stall === undefined)).toBe(true)
     const custom = await create(t, a, { budget_stall: { calls: 6 } })
     expect(custom.json().config.budget_stall).toEqual({ calls: 6 })
-    for (const [budget_stall, path] of [[{ at: 1 }, 'body/config/budget_stall/at'], [{ at: 0 }, 'body/config/budget_stall/at'], [{ calls: 2 }, 'body/config/budget_stall/calls'], [{ calls: 1.5 }, 'body/config/budget_stall/calls'], [{ after: 3 }, 'body/config/budget_stall/after'], [true, 'body/config/budget_stall']] as const) {
+    for (const [budget_stall, path] of [
+      [{ at: 1 }, 'body/config/budget_stall/at'],
+      [{ at: 0 }, 'body/config/budget_stall/at'],
+      [{ calls: 2 }, 'body/config/budget_stall/calls'],
+      [{ calls: 1.5 }, 'body/config/budget_stall/calls'],
+      [{ after: 3 }, 'body/config/budget_stall/after'],
+      [true, 'body/config/budget_stall'],
+    ] as const) {
       const res = await create(t, a, { budget_stall })
       expect(res.statusCode, JSON.stringify(budget_stall)).toBe(400)
       expect(res.headers['content-type']).toContain('application/problem+json')
-      expect(res.json().errors.map((e: { path: string }) => e.path), JSON.stringify(budget_stall)).toContain(path)
+      expect(
+        res.json().errors.map((e: { path: string }) => e.path),
+        JSON.stringify(budget_stall),
+      ).toContain(path)
     }
   })
 })

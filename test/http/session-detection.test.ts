@@ -89,7 +89,10 @@ describe('loops, escalation and budgets over HTTP', () => {
     const over = (await step(t, a, id, { description: 'design user schema', tokens: 500 })).json()
     expect(over.verification).toMatchObject({ recommended_action: 'abort', spend: { tokens: 1100, budget_fraction: 1.1 } })
     await step(t, a, id, { description: 'design user schema again', tokens: 1 })
-    const events = (await t.db.all("SELECT event_type, payload FROM webhook_messages WHERE event_type IN ('session.loop_detected', 'session.budget_exceeded') ORDER BY id")) as { event_type: string; payload: string }[]
+    const events = (await t.db.all("SELECT event_type, payload FROM webhook_messages WHERE event_type IN ('session.loop_detected', 'session.budget_exceeded') ORDER BY id")) as {
+      event_type: string
+      payload: string
+    }[]
     expect(events.map((e) => e.event_type)).toEqual(['session.loop_detected', 'session.budget_exceeded'])
     expect(JSON.parse(events[0]!.payload).data).toMatchObject({ session_id: id, step_number: 3, kind: 'error_repeat', steps: [1, 2, 3] })
     expect(JSON.parse(events[1]!.payload).data).toMatchObject({ session_id: id, step_number: 7, tokens: 1100, budget_fraction: 1.1, reason: 'budget spent: 1100 of 1000 tokens' })
@@ -108,7 +111,12 @@ describe('loops, escalation and budgets over HTTP', () => {
         parts: { kind: string; included: boolean; reason?: string; last_injected_at?: number; resend_at?: number }[]
       }>()
     const first = await turn(1)
-    expect(first.parts.filter((p) => p.included).map((p) => p.kind).sort()).toEqual(['goal_reminder', 'recitation'])
+    expect(
+      first.parts
+        .filter((p) => p.included)
+        .map((p) => p.kind)
+        .sort(),
+    ).toEqual(['goal_reminder', 'recitation'])
     const second = await turn(2)
     expect(second.parts).toEqual(
       expect.arrayContaining([
@@ -118,7 +126,12 @@ describe('loops, escalation and budgets over HTTP', () => {
     )
     expect(second.injection.text).toBe('')
     const fourth = await turn(4)
-    expect(fourth.parts.filter((p) => p.included).map((p) => p.kind).sort()).toEqual(['goal_reminder', 'recitation'])
+    expect(
+      fourth.parts
+        .filter((p) => p.included)
+        .map((p) => p.kind)
+        .sort(),
+    ).toEqual(['goal_reminder', 'recitation'])
 
     const preview = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/recitation?iteration=5`, headers: a.headers })).json()
     expect(preview).toMatchObject({ should_inject: false, skipped: { reason: 'unchanged', last_injected_at: 4, resend_at: 7 } })

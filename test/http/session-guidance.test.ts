@@ -106,7 +106,7 @@ it('drift checks record events; trend and events list reflect them', async () =>
   const reset = await t.app.inject({ method: 'POST', url: `${url}/drift/reset`, headers: a.headers })
   expect(reset.statusCode).toBe(200)
   expect(reset.json()).toHaveProperty('original_goal')
-  const msgs = (await t.db.get("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'"))
+  const msgs = await t.db.get("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'")
   expect(msgs).toEqual({ n: 1 })
 })
 

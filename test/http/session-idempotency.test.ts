@@ -60,22 +60,33 @@ describe('Idempotency-Key on POST /v1/sessions/{id}/steps', () => {
 
   const breakers: Array<[string, (t: TestApp) => { mockRestore(): void }]> = [
     // The group commit's COMMIT fails: every write of the batch is gone (SQLite's group commit only).
-    ...(backend === 'postgres' ? [] : [['the group commit fails', (t: TestApp) => {
-      const db = t.sqlite
-      const exec = db.exec.bind(db)
-      let failNext = true
-      return vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
-        if (sql === 'COMMIT' && failNext) {
-          failNext = false
-          throw new Error('disk I/O error')
-        }
-        return exec(sql)
-      })
-    }] as [string, (t: TestApp) => { mockRestore(): void }]]),
+    ...(backend === 'postgres'
+      ? []
+      : [
+          [
+            'the group commit fails',
+            (t: TestApp) => {
+              const db = t.sqlite
+              const exec = db.exec.bind(db)
+              let failNext = true
+              return vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
+                if (sql === 'COMMIT' && failNext) {
+                  failNext = false
+                  throw new Error('disk I/O error')
+                }
+                return exec(sql)
+              })
+            },
+          ] as [string, (t: TestApp) => { mockRestore(): void }],
+        ]),
     // The record is the last write of the step's savepoint: its failure takes the step with it.
-    ['the record cannot be written', (t: TestApp) => vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
-      throw new Error('disk I/O error')
-    })],
+    [
+      'the record cannot be written',
+      (t: TestApp) =>
+        vi.spyOn(t.app.services.idempotency, 'save').mockImplementationOnce(() => {
+          throw new Error('disk I/O error')
+        }),
+    ],
   ]
   it.each(breakers)('records nothing when %s, so a retry with the key runs the step once', async (_what, breakIt) => {
     const t = await buildTestApp()

@@ -91,7 +91,7 @@ it('replays a keyed LLM-verified step without asking the LLM again, and refuses 
   expect(replay.headers['idempotent-replayed']).toBe('true')
   expect(replay.body).toBe(done.body)
   expect(seen.length).toBe(calls + 1)
-  expect((await t.db.get('SELECT count(*) AS n FROM steps'))).toEqual({ n: 1 })
+  expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 1 })
 })
 
 it('a session cannot turn llm_verify on without an LLM configured (400 naming the variable); off is fine', async () => {
@@ -102,7 +102,7 @@ it('a session cannot turn llm_verify on without an LLM configured (400 naming th
   expect(res.headers['content-type']).toContain('application/problem+json')
   expect(res.json().detail).toContain('GOALKEEPER_LLM_URL')
   expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual(['body/config/llm_verify'])
-  expect((await t.db.get('SELECT count(*) AS n FROM sessions'))).toEqual({ n: 0 })
+  expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 0 })
   await createSession(t, a, { goal: GOAL, config: { llm_verify: false } })
 })
 

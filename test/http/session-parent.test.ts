@@ -25,8 +25,7 @@ describe("a sub-agent's session names its parent", () => {
 
     // The agent's day counts the parent's steps and the sub-agent's alike.
     await t.app.inject({ method: 'PUT', url: '/v1/settings', headers: a.headers, payload: { daily_budget: { cost_usd: 1 } } })
-    const step = (id: string, cost_usd: number) =>
-      t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload: { description: 'design the user schema', cost_usd } })
+    const step = (id: string, cost_usd: number) => t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload: { description: 'design the user schema', cost_usd } })
     await step(parent, 0.6)
     expect((await step(child.json().id, 0.5)).json().verification).toMatchObject({ recommended_action: 'abort', agent_budget: { cost_usd: 1.1 } })
   })

@@ -2,7 +2,12 @@ import { expect, it } from 'vitest'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { createSession, dumpTables, GOAL, PLAN } from './sessions-fixtures.js'
 
-interface Part { kind: string; included: boolean; token_estimate: number; reason?: string }
+interface Part {
+  kind: string
+  included: boolean
+  token_estimate: number
+  reason?: string
+}
 
 async function turn(t: TestApp, a: TestAgent, id: string, iteration: number) {
   const res = await t.app.inject({ method: 'POST', url: '/v1/turns', headers: a.headers, payload: { user_message: 'continue', session_id: id, iteration } })

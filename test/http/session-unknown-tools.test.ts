@@ -20,7 +20,11 @@ describe('unknown tools over HTTP', () => {
     expect((await step('read_file')).json().verification.unknown_tool).toMatchObject({ name: 'read_file', similar: ['Read'] })
     expect((await step('mcp__github__get_issue')).json().verification.unknown_tool).toBeUndefined()
 
-    for (const [tools, path] of [[['*'], 'body/tools/0'], [['Read', ''], 'body/tools/1'], [Array.from({ length: 1001 }, (_, i) => `t${i}`), 'body/tools']] as const) {
+    for (const [tools, path] of [
+      [['*'], 'body/tools/0'],
+      [['Read', ''], 'body/tools/1'],
+      [Array.from({ length: 1001 }, (_, i) => `t${i}`), 'body/tools'],
+    ] as const) {
       const res = await put(tools)
       expect(res.statusCode, JSON.stringify(tools).slice(0, 40)).toBe(400)
       expect(res.json().errors.map((e: { path: string }) => e.path)).toContain(path)

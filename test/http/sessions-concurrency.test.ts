@@ -12,8 +12,7 @@ import { createSession, GOAL, PLAN } from './sessions-fixtures.js'
 
 afterEach(() => vi.restoreAllMocks())
 
-const step = (t: TestApp, a: TestAgent, id: string, description: string) =>
-  t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload: { description } })
+const step = (t: TestApp, a: TestAgent, id: string, description: string) => t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload: { description } })
 
 async function logOf(t: TestApp, a: TestAgent, id: string): Promise<Array<{ step_number: number; description: string }>> {
   const res = await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/steps?limit=100`, headers: a.headers })

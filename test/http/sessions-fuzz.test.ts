@@ -4,13 +4,37 @@ import { buildTestApp } from '../helpers.js'
 import { dumpDb, fuzzParameters, leaves, queryOf, withLeaf, wrongType } from './fuzz-arbitraries.js'
 import { createSession, postStep, RUN, SESSION_ROUTES } from './sessions-fixtures.js'
 
-const FIELDS = ['goal', 'plan', 'config', 'metadata', 'steps', 'tools', 'description', 'output', 'action', 'step_number', 'text',
-  'plan_tasks', 'todos', 'memories', 'active_files', 'recent_errors', 'iteration', 'messages', 'context_tokens', 'force', 'status']
+const FIELDS = [
+  'goal',
+  'plan',
+  'config',
+  'metadata',
+  'steps',
+  'tools',
+  'description',
+  'output',
+  'action',
+  'step_number',
+  'text',
+  'plan_tasks',
+  'todos',
+  'memories',
+  'active_files',
+  'recent_errors',
+  'iteration',
+  'messages',
+  'context_tokens',
+  'force',
+  'status',
+]
 
 /** Bodies that look like ours: known field names with values of any JSON type, plus junk. */
 const body = fc.oneof(
   fc.dictionary(fc.constantFrom(...FIELDS), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
-  fc.record({ config: fc.dictionary(fc.constantFrom('drift_threshold', 'consecutive_limit', 'full_cutoff', 'compact_cutoff', 'recitation', 'history_size'), fc.jsonValue({ maxDepth: 2 })), goal: fc.string() }, { requiredKeys: [] }),
+  fc.record(
+    { config: fc.dictionary(fc.constantFrom('drift_threshold', 'consecutive_limit', 'full_cutoff', 'compact_cutoff', 'recitation', 'history_size'), fc.jsonValue({ maxDepth: 2 })), goal: fc.string() },
+    { requiredKeys: [] },
+  ),
   fc.jsonValue({ maxDepth: 3 }),
 )
 const query = queryOf(['turn', 'iteration', 'window', 'limit', 'cursor', 'status', 'drift_score', 'context_tokens', 'is_drift_active'])
@@ -57,8 +81,15 @@ const TYPED: { method: 'POST' | 'PUT' | 'PATCH'; url: string; payload: Record<st
       goal: 'ship the billing export',
       plan: ['write the query', 'add the endpoint'],
       config: {
-        drift_threshold: 0.2, consecutive_limit: 3, history_size: 10, full_cutoff: 3, compact_cutoff: 6, max_pitfalls: 5,
-        max_tried: 5, drift_warning_threshold: 0.3, recitation: { frequency: 3, sources: ['goal', 'plan'], max_tokens: 200 },
+        drift_threshold: 0.2,
+        consecutive_limit: 3,
+        history_size: 10,
+        full_cutoff: 3,
+        compact_cutoff: 6,
+        max_pitfalls: 5,
+        max_tried: 5,
+        drift_warning_threshold: 0.3,
+        recitation: { frequency: 3, sources: ['goal', 'plan'], max_tokens: 200 },
         llm_verify: false,
       },
     },
@@ -95,7 +126,9 @@ it('a wrongly typed scalar anywhere in a body is a 400 and changes no stored dat
   for (const d of RUN.slice(0, 3)) await postStep(t, a, id, d)
   const mutated = fc
     .constantFrom(...TYPED)
-    .chain((route) => fc.constantFrom(...leaves(route.payload, (path, key) => key === 'content' && path.includes('messages'))).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))))
+    .chain((route) =>
+      fc.constantFrom(...leaves(route.payload, (path, key) => key === 'content' && path.includes('messages'))).chain((leaf) => wrongType(leaf.value).map((bad) => ({ route, leaf, bad }))),
+    )
   await fc.assert(
     fc.asyncProperty(mutated, async ({ route, leaf, bad }) => {
       const before = await dumpDb(t)

@@ -105,7 +105,7 @@ describe('sessions lifecycle', () => {
     const del = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${id}`, headers: a.headers })
     expect(del.statusCode).toBe(204)
     expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}`, headers: a.headers })).statusCode).toBe(404)
-    expect((await t.db.get('SELECT count(*) AS n FROM steps'))).toEqual({ n: 0 })
+    expect(await t.db.get('SELECT count(*) AS n FROM steps')).toEqual({ n: 0 })
   })
 
   it("config.escalation 'seed', the former name of 'immediate', is accepted and read as 'immediate', also from a stored row", async () => {
@@ -135,12 +135,12 @@ describe('sessions lifecycle', () => {
     expect(again.headers['idempotent-replayed']).toBe('true')
     const other = await t.app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: 'different' } })
     expect(other.statusCode).toBe(409)
-    expect((await t.db.get('SELECT count(*) AS n FROM sessions'))).toEqual({ n: 1 })
+    expect(await t.db.get('SELECT count(*) AS n FROM sessions')).toEqual({ n: 1 })
   })
 })
 
 describe('tenancy', () => {
-  it('401 without a key, 404 for an unknown id and for another agent\'s session on every route', async () => {
+  it("401 without a key, 404 for an unknown id and for another agent's session on every route", async () => {
     const t = await buildTestApp()
     const owner = await t.createAgent('owner')
     const other = await t.createAgent('other')
@@ -205,7 +205,7 @@ describe('step verdicts', () => {
     // After a reset the next sustained drift is a new episode.
     await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift/reset`, headers: a.headers })
     for (let i = 0; i < 4; i++) await t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/drift-checks`, headers: a.headers, payload: { action: `unrelated gardening chores ${i}` } })
-    const again = (await t.db.get("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'"))
+    const again = await t.db.get("SELECT count(*) AS n FROM webhook_messages WHERE event_type = 'session.drift_detected'")
     expect(again).toEqual({ n: 2 })
 
     const log = await t.app.inject({ method: 'GET', url: `/v1/sessions/${id}/steps?limit=4`, headers: a.headers })

@@ -51,7 +51,12 @@ describe('request bodies are not coerced', () => {
       payload: { iteration: '3', messages: [], force: 'true' },
     })
     expect(turn.statusCode).toBe(400)
-    expect(turn.json<Problem>().errors?.map((e) => e.path).sort()).toEqual(['body/force', 'body/iteration'])
+    expect(
+      turn
+        .json<Problem>()
+        .errors?.map((e) => e.path)
+        .sort(),
+    ).toEqual(['body/force', 'body/iteration'])
     expect(await dumpTables(t)).toEqual(mid)
   })
 
@@ -109,7 +114,7 @@ describe('validators', () => {
     }
   })
 
-  it('compile the app\'s schemas (the spy above sees ajv)', async () => {
+  it("compile the app's schemas (the spy above sees ajv)", async () => {
     const compile = vi.spyOn(Ajv.prototype, 'compile')
     try {
       const t = await buildTestApp()

@@ -3,9 +3,7 @@ import { expect, it } from 'vitest'
 import { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { DEFAULT_DELIVERY_SETTINGS } from '../../src/webhooks/retry-policy.js'
 import { buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
-import {
-  authorization, expectTemplatesAccepted, fuzzRoutes, fuzzWrongTypes, junkBody, mostly, rawBody, text, withJunkField, type FuzzRoute, type TypedTemplate,
-} from './fuzz-arbitraries.js'
+import { authorization, expectTemplatesAccepted, fuzzRoutes, fuzzWrongTypes, junkBody, mostly, rawBody, text, withJunkField, type FuzzRoute, type TypedTemplate } from './fuzz-arbitraries.js'
 
 /**
  * Fuzz of the webhook routes. Loopback URLs are allowed (as in webhooks.test.ts), so no URL
@@ -49,8 +47,20 @@ const url = mostly(
   fc.oneof(fc.constantFrom(HOOK, 'https://[::1]:8443/x', 'http://localhost/cb', 'https://example.com/hook?x=1#frag'), fc.webUrl({ withQueryParameters: true })),
   fc.oneof(
     fc.constantFrom(
-      'ftp://x/y', 'http://user:pw@127.0.0.1/', 'not a url', 'http://', 'http://%zz', 'javascript:alert(1)', `https://${'a'.repeat(2040)}.io`,
-      'http://[::1', 'HTTP://127.0.0.1', 'http://127.0.0.1:99999/', 'file:///etc/passwd', '', ' http://127.0.0.1/ ', 'http://0x7f.1/',
+      'ftp://x/y',
+      'http://user:pw@127.0.0.1/',
+      'not a url',
+      'http://',
+      'http://%zz',
+      'javascript:alert(1)',
+      `https://${'a'.repeat(2040)}.io`,
+      'http://[::1',
+      'HTTP://127.0.0.1',
+      'http://127.0.0.1:99999/',
+      'file:///etc/passwd',
+      '',
+      ' http://127.0.0.1/ ',
+      'http://0x7f.1/',
     ),
     fc.string({ maxLength: 40 }),
   ),

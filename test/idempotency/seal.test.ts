@@ -34,8 +34,7 @@ describe('Idempotency-Key records are sealed', () => {
     const a = await createAgent('a')
     const b = await createAgent('b')
     const body = { goal: 'Ship the billing report by Friday' }
-    const send = (headers: Record<string, string>) =>
-      app.inject({ method: 'POST', url: '/v1/sessions', headers: { ...headers, 'idempotency-key': 'same-key' }, payload: body })
+    const send = (headers: Record<string, string>) => app.inject({ method: 'POST', url: '/v1/sessions', headers: { ...headers, 'idempotency-key': 'same-key' }, payload: body })
     const fromA = await send(a.headers)
     const fromB = await send(b.headers)
     expect(fromA.statusCode).toBe(201)

@@ -14,21 +14,17 @@ it('random tool arguments always get a tool result (success or isError), never a
   let errors = 0
   let id = 0
   await fc.assert(
-    fc.asyncProperty(
-      fc.constantFrom(...names),
-      fc.dictionary(fc.constantFrom(...argNames), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }),
-      async (name, args) => {
-        const payload = { jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }
-        const res = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload })
-        expect(res.statusCode, `${name} ${JSON.stringify(args)} → ${res.body}`).toBe(200)
-        const body = res.json() as { result?: { isError?: boolean; content: { text: string }[] } }
-        expect(body.result, res.body).toBeDefined()
-        if (body.result!.isError) {
-          errors++
-          expect(body.result!.content[0]!.text).not.toMatch(/unexpected error|^$/i)
-        }
-      },
-    ),
+    fc.asyncProperty(fc.constantFrom(...names), fc.dictionary(fc.constantFrom(...argNames), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), async (name, args) => {
+      const payload = { jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }
+      const res = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload })
+      expect(res.statusCode, `${name} ${JSON.stringify(args)} → ${res.body}`).toBe(200)
+      const body = res.json() as { result?: { isError?: boolean; content: { text: string }[] } }
+      expect(body.result, res.body).toBeDefined()
+      if (body.result!.isError) {
+        errors++
+        expect(body.result!.content[0]!.text).not.toMatch(/unexpected error|^$/i)
+      }
+    }),
     // Found on PostgreSQL: a __proto__ key in the arguments was a transport-level 400.
     fuzzParameters(200, [['start_goal_session', JSON.parse('{"goal":{"__proto__":{"x":1}}}') as Record<string, fc.JsonValue>]]),
   )

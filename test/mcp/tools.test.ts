@@ -19,8 +19,17 @@ describe('MCP tools over Streamable HTTP', () => {
     const { client } = await setup()
     const { tools } = await client.listTools()
     expect(tools.map((x) => x.name)).toEqual([
-      'start_goal_session', 'record_step', 'get_goal_reminder', 'get_recitation', 'turn_start',
-      'create_reminder', 'list_reminders', 'search_reminders', 'complete_reminder', 'snooze_reminder', 'dismiss_reminder',
+      'start_goal_session',
+      'record_step',
+      'get_goal_reminder',
+      'get_recitation',
+      'turn_start',
+      'create_reminder',
+      'list_reminders',
+      'search_reminders',
+      'complete_reminder',
+      'snooze_reminder',
+      'dismiss_reminder',
     ])
     const tool = (name: string) => tools.find((x) => x.name === name)!
     for (const x of tools) {
@@ -57,7 +66,9 @@ describe('MCP tools over Streamable HTTP', () => {
     expect(verdicts.map((v) => v.data.verification.recommended_action)).toEqual(['continue', 'continue', 'adjust', 'adjust', 'adjust', 'replan'])
     expect(verdicts[0]!.text).toMatch(/^Step 1 is aligned with the goal \(alignment 0\.\d\d\) with .+; recommended action: continue, carry on with the plan\.$/)
     expect(verdicts[2]!.data.verification.aligned).toBe(false)
-    expect(verdicts[2]!.text).toMatch(/^Step 3 is not aligned with the goal \(alignment 0\.\d\d\) with (low|moderate|high|critical)(, sustained)? drift \(similarity 0\.\d\d\); recommended action: adjust, /)
+    expect(verdicts[2]!.text).toMatch(
+      /^Step 3 is not aligned with the goal \(alignment 0\.\d\d\) with (low|moderate|high|critical)(, sustained)? drift \(similarity 0\.\d\d\); recommended action: adjust, /,
+    )
     expect(verdicts[4]!.data.state.loop_detected).toBe(true)
     // The loop is named by kind, with the engine's advice on what repeats and what to do instead.
     expect(verdicts[4]!.text).toContain('a repeat loop; recommended action: adjust, the same step with the same result has come back 3 times (steps 3, 4, 5)')
@@ -166,9 +177,7 @@ describe('tool errors are tool results, never transport errors', () => {
     expect(nested.text).not.toContain('body/')
     const query = await call(client, 'get_goal_reminder', { session_id: id, turn: 'soon' })
     expect(query.text).toBe('Invalid request: turn must be integer.')
-    expect((await call(client, 'start_goal_session', { goal: GOAL, config: { drift_treshold: 0.2 } })).text).toBe(
-      'Invalid request: config/drift_treshold is not a known field.',
-    )
+    expect((await call(client, 'start_goal_session', { goal: GOAL, config: { drift_treshold: 0.2 } })).text).toBe('Invalid request: config/drift_treshold is not a known field.')
     expect((await call(client, 'record_step', { description: 'x' })).text).toBe('session_id is required.')
     expect((await call(client, 'list_reminders', { colour: 'red' })).text).toMatch(/^Unknown argument colour; list_reminders takes status, priority/)
     expect((await call(client, 'snooze_reminder', { reminder_id: 'rem_missing' })).isError).toBe(true)

@@ -22,7 +22,15 @@ const ROOT = resolve(import.meta.dirname, '..', '..')
  * both databases), the PostgreSQL suite, and the reminders' crash test (on Node.js 24 it caught
  * deliveries sent before their group commit).
  */
-const LINE_TESTS = ['test/db/sqlite-driver.test.ts', 'test/startup.test.ts', 'test/npm-start.test.ts', 'test/readme.test.ts', 'test/http/sessions.test.ts', 'test/postgres/pg-database.test.ts', 'test/reminders/crash.test.ts']
+const LINE_TESTS = [
+  'test/db/sqlite-driver.test.ts',
+  'test/startup.test.ts',
+  'test/npm-start.test.ts',
+  'test/readme.test.ts',
+  'test/http/sessions.test.ts',
+  'test/postgres/pg-database.test.ts',
+  'test/reminders/crash.test.ts',
+]
 
 const [reports, ...asked] = process.argv.slice(2)
 if (reports === undefined) throw new Error('usage: node --import tsx test/node-lines/run.ts <report folder> [version…]')
@@ -48,7 +56,10 @@ for (const version of asked.length > 0 ? asked : NODE_LINES) {
     failed = true
     const message = `Node ${version}: ${(err as Error).message}`
     console.error(`node-lines: ${message}`)
-    writeFileSync(report, JSON.stringify({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [{ name: `install on Node ${version}`, status: 'failed', message, assertionResults: [] }] }))
+    writeFileSync(
+      report,
+      JSON.stringify({ numPassedTests: 0, numFailedTests: 0, numPendingTests: 0, testResults: [{ name: `install on Node ${version}`, status: 'failed', message, assertionResults: [] }] }),
+    )
   } finally {
     const t0 = performance.now()
     rmSync(tree, { recursive: true, force: true })

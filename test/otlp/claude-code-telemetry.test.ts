@@ -75,7 +75,11 @@ describe.skipIf(bin === undefined)("Claude Code's OpenTelemetry log events on go
   })
 
   it('sends OTLP/JSON as well, with the key header written with a plain space', { timeout: TIMEOUT }, async () => {
-    const { session, steps } = await run([useTool('Bash', { command: 'cat src/pagination.ts 2>/dev/null || true', description: 'Read it' }), say('Looked at it.')], 'http/json', (key) => `Bearer ${key}`)
+    const { session, steps } = await run(
+      [useTool('Bash', { command: 'cat src/pagination.ts 2>/dev/null || true', description: 'Read it' }), say('Looked at it.')],
+      'http/json',
+      (key) => `Bearer ${key}`,
+    )
     expect(session?.goal).toBe(GOAL)
     expect(steps.map((s) => [s.description, s.error])).toEqual([['Bash: cat src/pagination.ts 2>/dev/null || true', false]])
   })

@@ -24,8 +24,7 @@ export interface PgCluster {
   restart(): Promise<void>
 }
 
-export const HOW_TO_ENABLE =
-  'install the PostgreSQL server binaries (Debian: apt-get install postgresql) or set GOALKEEPER_PG_BIN to the folder holding initdb and pg_ctl'
+export const HOW_TO_ENABLE = 'install the PostgreSQL server binaries (Debian: apt-get install postgresql) or set GOALKEEPER_PG_BIN to the folder holding initdb and pg_ctl'
 
 /** The folder holding `initdb` and `pg_ctl`, or undefined when the machine has none. */
 export function findPgBin(): string | undefined {
@@ -54,8 +53,7 @@ export async function startPgCluster(bin: string, options: ClusterOptions = {}):
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())
     chownSync(dir, uid, gid)
   }
-  const command = (cmd: string, args: string[]): [string, string[]] =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args]
+  const command = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]] : [join(bin, cmd), args])
   const run = (cmd: string, args: string[]): void => {
     const res = spawnSync(...command(cmd, args), { encoding: 'utf8', cwd: dir })
     if (res.status !== 0) throw new Error(`${cmd} failed (${res.status}): ${res.stderr || res.stdout || res.error?.message}`)

@@ -46,9 +46,7 @@ describe.skipIf(pgUrl === null)('PostgreSQL migrations', () => {
     const { rows: created } = await h.pool.query<{ created_at: number }>('SELECT created_at FROM agents')
     expect(created[0]!.created_at).toBe(now)
     const search = (q: string) =>
-      h.pool
-        .query<{ id: string }>(`SELECT id FROM reminders WHERE search_doc @@ websearch_to_tsquery('english', $1) ORDER BY id`, [q])
-        .then((r) => r.rows.map((row) => row.id))
+      h.pool.query<{ id: string }>(`SELECT id FROM reminders WHERE search_doc @@ websearch_to_tsquery('english', $1) ORDER BY id`, [q]).then((r) => r.rows.map((row) => row.id))
     expect(await search('deployments')).toEqual(['rem_1'])
     expect(await search('"the plants" OR staging')).toEqual(['rem_1', 'rem_2'])
     expect(await search('release -staging')).toEqual([])

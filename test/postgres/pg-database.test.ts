@@ -54,12 +54,7 @@ describe.skipIf(pgUrl === null)('PostgreSQL transactions across connections and 
     const { db: two } = await database(url)
     await one.run('INSERT INTO jobs (id) SELECT g FROM generate_series(1, 200) g')
     const claim = (db: PgDatabase, owner: string) =>
-      db.transaction(() =>
-        db.all<{ id: number }>(
-          `UPDATE jobs SET owner = ? WHERE id IN (SELECT id FROM jobs WHERE owner IS NULL ORDER BY id LIMIT 25 FOR UPDATE SKIP LOCKED) RETURNING id`,
-          [owner],
-        ),
-      )
+      db.transaction(() => db.all<{ id: number }>(`UPDATE jobs SET owner = ? WHERE id IN (SELECT id FROM jobs WHERE owner IS NULL ORDER BY id LIMIT 25 FOR UPDATE SKIP LOCKED) RETURNING id`, [owner]))
     const claimed: number[] = []
     for (;;) {
       const batches = await Promise.all([claim(one, 'one'), claim(two, 'two'), claim(one, 'one'), claim(two, 'two')])

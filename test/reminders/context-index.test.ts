@@ -39,10 +39,18 @@ describe.skipIf(backend === 'postgres')('reminder_context_fts (context candidate
           }
         }
         // The reference: the same candidates from the search index (tags + pattern column).
-        const reference = sqlite.prepare(`SELECT r.doc_id FROM reminder_search_fts s JOIN reminders r ON r.doc_id = s.rowid
-          WHERE reminder_search_fts MATCH ? AND r.agent_id = ? AND r.trigger_type = 'context' ORDER BY r.doc_id`).pluck()
-        const candidates = sqlite.prepare(`SELECT r.doc_id FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
-          WHERE reminder_context_fts MATCH ? AND r.agent_id = ? ORDER BY r.doc_id`).pluck()
+        const reference = sqlite
+          .prepare(
+            `SELECT r.doc_id FROM reminder_search_fts s JOIN reminders r ON r.doc_id = s.rowid
+          WHERE reminder_search_fts MATCH ? AND r.agent_id = ? AND r.trigger_type = 'context' ORDER BY r.doc_id`,
+          )
+          .pluck()
+        const candidates = sqlite
+          .prepare(
+            `SELECT r.doc_id FROM reminder_context_fts c JOIN reminders r ON r.doc_id = c.rowid
+          WHERE reminder_context_fts MATCH ? AND r.agent_id = ? ORDER BY r.doc_id`,
+          )
+          .pluck()
         for (const m of messages) {
           const any = ftsQuery(m, 'OR', 64)!
           for (const agent of ['agt_a', 'agt_b']) {

@@ -62,7 +62,7 @@ describe.skipIf(backend === 'postgres')('crash safety (child processes on a real
     expect(died.signal).toBe('SIGKILL')
     expect(rx.received).toHaveLength(0)
     expect(db('SELECT reminder_id FROM reminder_fires')).toEqual([{ reminder_id: ids.shot }])
-    expect(db("SELECT count(*) AS n FROM webhook_deliveries WHERE claimed_at IS NOT NULL")).toEqual([{ n: 1 }])
+    expect(db('SELECT count(*) AS n FROM webhook_deliveries WHERE claimed_at IS NOT NULL')).toEqual([{ n: 1 }])
 
     await run('tick', '2026-11-22T09:01:02.000Z')
     await run('tick', '2026-11-22T09:01:03.000Z')
@@ -108,7 +108,7 @@ describe.skipIf(backend === 'postgres')('crash safety (child processes on a real
     expect(new Set(seen).size).toBe(7)
     expect(seen).toHaveLength(7 + inFlight)
     for (const r of rx.received) expect(verify(secret, r)).toBeTruthy()
-    const acked = db<{ n: number }>("SELECT count(*) AS n FROM webhook_attempts WHERE status_code = 204")[0]!.n
+    const acked = db<{ n: number }>('SELECT count(*) AS n FROM webhook_attempts WHERE status_code = 204')[0]!.n
     expect(acked).toBe(8)
 
     // Restarting again at the same instant fires nothing more.

@@ -36,8 +36,11 @@ describe('one firing rule for the ticker, trigger now and turn start', () => {
     // The two already fired are no longer due; the ticker fires only its own.
     expect((await ticker.tick(f.clock())).fired).toBe(1)
     const expected = {
-      status: 'pending', next_fire_at: '2026-11-22T11:00:00.000Z', triggered_at: '2026-11-22T10:00:00.500Z',
-      last_fired_at: '2026-11-22T10:00:00.500Z', snooze_until: null,
+      status: 'pending',
+      next_fire_at: '2026-11-22T11:00:00.000Z',
+      triggered_at: '2026-11-22T10:00:00.500Z',
+      last_fired_at: '2026-11-22T10:00:00.500Z',
+      snooze_until: null,
     }
     expect(state(triggered)).toEqual(expected)
     expect(state(turned.reminders[0]!)).toEqual(expected)
@@ -51,8 +54,11 @@ describe('one firing rule for the ticker, trigger now and turn start', () => {
     f.setNow('2026-11-22T09:20:00Z')
     const fired = await f.reminders.trigger('agt_a', r.id)
     expect(state(fired)).toEqual({
-      status: 'pending', next_fire_at: '2026-11-22T10:00:00.000Z', triggered_at: '2026-11-22T09:20:00.000Z',
-      last_fired_at: '2026-11-22T09:20:00.000Z', snooze_until: null,
+      status: 'pending',
+      next_fire_at: '2026-11-22T10:00:00.000Z',
+      triggered_at: '2026-11-22T09:20:00.000Z',
+      last_fired_at: '2026-11-22T09:20:00.000Z',
+      snooze_until: null,
     })
     expect((await ticker.tick(Date.parse('2026-11-22T10:00:00.200Z'))).fired).toBe(1)
     expect((await messages()).map((m) => [m.scheduled_for, m.late])).toEqual([

@@ -59,10 +59,12 @@ export async function insertDue(db: DbHandle['db'], agentId: string, n: number, 
     for (let i = 0; i < n; i++) {
       const id = `${prefix}${String(i).padStart(6, '0')}`
       ids.push(id)
-      await db.run(`INSERT INTO reminders (id, ${docId}agent_id, title, body, trigger_type, trigger_at, status,
+      await db.run(
+        `INSERT INTO reminders (id, ${docId}agent_id, title, body, trigger_type, trigger_at, status,
         priority, context_tags, quiet_hours_exempt, missed_policy, created_at, updated_at, next_fire_at)
         VALUES (?, ${db.dialect === 'sqlite' ? '?, ' : ''}?, 't', '', 'scheduled', ?, 'pending', 'normal', '[]', ?, 'once', 0, 0, ?)`,
-        db.dialect === 'sqlite' ? [id, i + 1, agentId, dueMs, 0, dueMs] : [id, agentId, dueMs, false, dueMs])
+        db.dialect === 'sqlite' ? [id, i + 1, agentId, dueMs, 0, dueMs] : [id, agentId, dueMs, false, dueMs],
+      )
     }
   })
   return ids

@@ -14,7 +14,8 @@ describe('reminder lifecycle', () => {
       () => f.reminders.dismiss('agt_a', a.id),
       () => f.reminders.snooze('agt_a', a.id, { minutes: 30 }),
       () => f.reminders.trigger('agt_a', a.id),
-    ]) expect(await statusOf(call)).toBe(409)
+    ])
+      expect(await statusOf(call)).toBe(409)
     const b = await f.reminders.create('agt_a', { title: 'b', trigger: at('2026-11-22T10:00:00Z') })
     expect((await f.reminders.dismiss('agt_a', b.id)).status).toBe('dismissed')
     expect(await statusOf(() => f.reminders.complete('agt_a', b.id))).toBe(409)
@@ -23,8 +24,7 @@ describe('reminder lifecycle', () => {
   it('snooze clamps per priority and says so', async () => {
     const f = await reminderFixture()
     // Already due, so the snooze end alone decides when they fire (a snooze never brings one forward).
-    const mk = async (priority: 'urgent' | 'normal' | 'low') =>
-      (await f.reminders.create('agt_a', { title: priority, priority, trigger: at('2026-11-22T08:00:00Z') })).id
+    const mk = async (priority: 'urgent' | 'normal' | 'low') => (await f.reminders.create('agt_a', { title: priority, priority, trigger: at('2026-11-22T08:00:00Z') })).id
     const cases: [string, number, number, boolean][] = [
       [await mk('urgent'), 1, 5, true],
       [await mk('urgent'), 30, 30, false],
@@ -81,7 +81,9 @@ describe('reminder lifecycle', () => {
     const cron = await f.reminders.create('agt_a', { title: 'c', trigger: { type: 'recurring', cron: '0 * * * *' } })
     const fired = await f.reminders.trigger('agt_a', cron.id)
     expect(fired).toMatchObject({
-      status: 'pending', triggered_at: '2026-11-22T09:00:00.000Z', last_fired_at: '2026-11-22T09:00:00.000Z',
+      status: 'pending',
+      triggered_at: '2026-11-22T09:00:00.000Z',
+      last_fired_at: '2026-11-22T09:00:00.000Z',
       next_fire_at: '2026-11-22T10:00:00.000Z',
     })
     expect((await messages()).map((m) => JSON.parse(m.payload).data.reminder.id)).toEqual([shot.id, cron.id])

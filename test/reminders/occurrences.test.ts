@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseInstant } from '../../src/engine/clock.js'
-import {
-  InvalidTrigger, nextOccurrence, occurrences, triggerInstant, validateCron, validateTimezone,
-} from '../../src/reminders/occurrences.js'
+import { InvalidTrigger, nextOccurrence, occurrences, triggerInstant, validateCron, validateTimezone } from '../../src/reminders/occurrences.js'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 const t = Date.parse
@@ -39,7 +37,13 @@ describe('cron and timezone validation', () => {
   })
 
   it('a wrong field count says how many there are and that exactly 5 are taken, nothing else', async () => {
-    for (const [expr, n] of [['* * * *', 4], ['0 0 * * * *', 6], ['0 0 * * * * *', 7], ['hello', 1], ['@nightly', 1]] as const) {
+    for (const [expr, n] of [
+      ['* * * *', 4],
+      ['0 0 * * * *', 6],
+      ['0 0 * * * * *', 7],
+      ['hello', 1],
+      ['@nightly', 1],
+    ] as const) {
       const detail = cronRefused(() => validateCron(expr))
       expect(detail).toContain(`it has ${n} field`)
       expect(detail).toMatch(/exactly 5 fields: minute hour day-of-month month day-of-week\.$/)
@@ -63,8 +67,19 @@ describe('cron and timezone validation', () => {
     expect(triggerInstant('2026-11-22T10:00:00+01:00')).toBe(t('2026-11-22T09:00:00Z'))
     expect(parseInstant('2026-11-22T09:00Z')).toBe(t('2026-11-22T09:00:00Z'))
     expect(parseInstant('2028-02-29T09:00:00.123456789z')).toBe(t('2028-02-29T09:00:00.123Z'))
-    const bad = ['2026-11-22', '2026-11-22T09:00:00', 'tomorrow', '2026-13-40T99:00:00Z', '2026-02-29T09:00:00Z', '2026-04-31T09:00:00Z',
-      '2026-11-22T24:00:00Z', '2026-11-22T09:00:60Z', '2026-11-22 09:00:00Z', '2026-11-22T09:00:00+0100', '']
+    const bad = [
+      '2026-11-22',
+      '2026-11-22T09:00:00',
+      'tomorrow',
+      '2026-13-40T99:00:00Z',
+      '2026-02-29T09:00:00Z',
+      '2026-04-31T09:00:00Z',
+      '2026-11-22T24:00:00Z',
+      '2026-11-22T09:00:60Z',
+      '2026-11-22 09:00:00Z',
+      '2026-11-22T09:00:00+0100',
+      '',
+    ]
     for (const b of bad) {
       expect(parseInstant(b), b).toBeUndefined()
       refused('at', () => triggerInstant(b), true)

@@ -12,7 +12,12 @@ describe('reminder rows', () => {
       f.db.dialect === 'sqlite'
         ? await f.db.all<{ name: string }>("SELECT name FROM pragma_table_info('reminders')")
         : await f.db.all<{ name: string }>("SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'reminders'")
-    expect([...ROW_COLUMNS].sort()).toEqual(columns.map((c) => c.name).filter((c) => !INTERNAL.includes(c)).sort())
+    expect([...ROW_COLUMNS].sort()).toEqual(
+      columns
+        .map((c) => c.name)
+        .filter((c) => !INTERNAL.includes(c))
+        .sort(),
+    )
     const a = await f.reminders.create('agt_a', { title: 'a', body: 'b', context_tags: ['x y'], trigger: { type: 'context', pattern: 'deploy' } })
     const c = await f.reminders.create('agt_a', { title: 'c', quiet_hours_exempt: true, priority: 'urgent', trigger: { type: 'recurring', cron: '0 9 * * 1', timezone: 'Europe/Paris' } })
     const rowA = await f.repo.get('agt_a', a.id)

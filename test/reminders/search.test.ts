@@ -61,7 +61,7 @@ describe('search', () => {
     )
   })
 
-  it('follows edits and deletes, and never returns another agent\'s reminders', async () => {
+  it("follows edits and deletes, and never returns another agent's reminders", async () => {
     const f = await reminderFixture()
     const r = await f.reminders.create('agt_a', { title: 'alpha', trigger: ctx('x') })
     await f.reminders.create('agt_b', { title: 'alpha beta', trigger: ctx('x') })
@@ -133,16 +133,9 @@ describe.skipIf(backend === 'postgres')('FTS migration', () => {
 
   it('the scheduler and due queries use the partial next_fire_at indexes', async () => {
     const f = await reminderFixture()
-    const plan = (sql: string) =>
-      (sqliteOf(f.handle).prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ')
-    expect(plan('SELECT id FROM reminders WHERE next_fire_at IS NOT NULL AND next_fire_at <= 5 ORDER BY next_fire_at')).toMatch(
-      /reminders_next_fire_idx/,
-    )
-    expect(plan("SELECT * FROM reminders WHERE agent_id = 'a' AND next_fire_at IS NOT NULL AND next_fire_at <= 5 ORDER BY next_fire_at, id")).toMatch(
-      /reminders_agent_due_idx/,
-    )
-    expect(plan("SELECT * FROM reminders WHERE agent_id = 'a' AND status = 'pending' AND id > 'x' ORDER BY id LIMIT 5")).toMatch(
-      /reminders_agent_status_idx/,
-    )
+    const plan = (sql: string) => (sqliteOf(f.handle).prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(' | ')
+    expect(plan('SELECT id FROM reminders WHERE next_fire_at IS NOT NULL AND next_fire_at <= 5 ORDER BY next_fire_at')).toMatch(/reminders_next_fire_idx/)
+    expect(plan("SELECT * FROM reminders WHERE agent_id = 'a' AND next_fire_at IS NOT NULL AND next_fire_at <= 5 ORDER BY next_fire_at, id")).toMatch(/reminders_agent_due_idx/)
+    expect(plan("SELECT * FROM reminders WHERE agent_id = 'a' AND status = 'pending' AND id > 'x' ORDER BY id LIMIT 5")).toMatch(/reminders_agent_status_idx/)
   })
 })

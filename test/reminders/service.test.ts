@@ -7,13 +7,24 @@ describe('RemindersService CRUD', () => {
     const f = await reminderFixture()
     const at = await f.reminders.create('agt_a', { title: 'Ship', trigger: { type: 'scheduled', at: '2026-11-22T10:00:00+01:00' } })
     expect(at).toMatchObject({
-      title: 'Ship', body: '', status: 'pending', priority: 'normal', context_tags: [], quiet_hours_exempt: false,
-      session_id: null, missed_policy: 'once', trigger: { type: 'scheduled', at: '2026-11-22T09:00:00.000Z' },
-      created_at: '2026-11-22T09:00:00.000Z', next_fire_at: '2026-11-22T09:00:00.000Z', triggered_at: null,
+      title: 'Ship',
+      body: '',
+      status: 'pending',
+      priority: 'normal',
+      context_tags: [],
+      quiet_hours_exempt: false,
+      session_id: null,
+      missed_policy: 'once',
+      trigger: { type: 'scheduled', at: '2026-11-22T09:00:00.000Z' },
+      created_at: '2026-11-22T09:00:00.000Z',
+      next_fire_at: '2026-11-22T09:00:00.000Z',
+      triggered_at: null,
     })
     expect(at.id).toMatch(/^rem_/)
     const cron = await f.reminders.create('agt_a', {
-      title: 'Standup', trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'Europe/Paris' }, priority: 'urgent',
+      title: 'Standup',
+      trigger: { type: 'recurring', cron: '0 9 * * *', timezone: 'Europe/Paris' },
+      priority: 'urgent',
     })
     expect(cron.trigger).toEqual({ type: 'recurring', cron: '0 9 * * *', timezone: 'Europe/Paris' })
     expect(cron.next_fire_at).toBe('2026-11-23T08:00:00.000Z')
@@ -74,10 +85,14 @@ describe('RemindersService CRUD', () => {
     for (let i = 0; i < 5; i++) {
       f.advance(1)
       ids.push(
-        (await f.reminders.create('agt_a', {
-          title: `r${i}`, priority: i % 2 ? 'urgent' : 'low', context_tags: i === 3 ? ['ops'] : [],
-          trigger: { type: 'context', pattern: 'x' },
-        })).id,
+        (
+          await f.reminders.create('agt_a', {
+            title: `r${i}`,
+            priority: i % 2 ? 'urgent' : 'low',
+            context_tags: i === 3 ? ['ops'] : [],
+            trigger: { type: 'context', pattern: 'x' },
+          })
+        ).id,
       )
     }
     await f.reminders.create('agt_b', { title: 'other', trigger: { type: 'context', pattern: 'x' } })
@@ -113,9 +128,7 @@ describe('RemindersService CRUD', () => {
     expect(r.next_fire_at).toBe('2026-11-22T12:00:00.000Z')
     await f.settings.put('agt_a', { timezone: 'Asia/Tokyo' })
     expect((await f.reminders.get('agt_a', r.id)).next_fire_at).toBe('2026-11-23T03:00:00.000Z')
-    expect(await f.reminders.occurrences('agt_a', r.id, 2, '2026-11-22T00:00:00Z')).toEqual([
-      '2026-11-22T03:00:00.000Z', '2026-11-23T03:00:00.000Z',
-    ])
+    expect(await f.reminders.occurrences('agt_a', r.id, 2, '2026-11-22T00:00:00Z')).toEqual(['2026-11-22T03:00:00.000Z', '2026-11-23T03:00:00.000Z'])
   })
 
   it('occurrences count is bounded', async () => {

@@ -65,7 +65,7 @@ describe.skipIf(backend !== 'postgres')('tickers on two replicas', () => {
   })
 })
 
-describe('ticker leases on the run\'s backend', () => {
+describe("ticker leases on the run's backend", () => {
   it('a claim left by a dead ticker is retaken after its lease, not before', async () => {
     const [one] = await twoHandles()
     await insertDue(one.db, 'agt_a', 3, due)

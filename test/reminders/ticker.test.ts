@@ -42,8 +42,7 @@ describe('ticker', () => {
   })
 
   it('applies missed_policy after downtime: once, skip, all', async () => {
-    const mk = async (p: 'once' | 'skip' | 'all') =>
-      (await f.reminders.create('agt_a', { title: p, missed_policy: p, trigger: { type: 'recurring', cron: '0 * * * *' } })).id
+    const mk = async (p: 'once' | 'skip' | 'all') => (await f.reminders.create('agt_a', { title: p, missed_policy: p, trigger: { type: 'recurring', cron: '0 * * * *' } })).id
     const ids = { once: await mk('once'), skip: await mk('skip'), all: await mk('all') }
     // Down from 09:00 to 15:30: occurrences 10:00 … 15:00 were missed.
     await tickAt('2026-11-22T15:30:00Z')
@@ -53,7 +52,7 @@ describe('ticker', () => {
     expect(await by(ids.all)).toEqual(['10:00', '11:00', '12:00', '13:00', '14:00', '15:00'].map((t) => [t, true]))
     for (const id of Object.values(ids)) expect((await f.reminders.get('agt_a', id)).next_fire_at).toBe('2026-11-22T16:00:00.000Z')
     await tickAt('2026-11-22T15:30:00Z')
-    expect((await messages())).toHaveLength(7)
+    expect(await messages()).toHaveLength(7)
     await tickAt('2026-11-22T16:00:00Z')
     expect(await by(ids.skip)).toEqual([['16:00', false]])
   })
@@ -71,7 +70,7 @@ describe('ticker', () => {
     await tickAt('2026-11-22T10:00:00Z')
     await f.db.run('UPDATE reminders SET next_fire_at = ? WHERE id = ?', [at('2026-11-22T10:00:00Z'), r.id])
     await tickAt('2026-11-22T10:00:30Z')
-    expect((await messages())).toHaveLength(1)
+    expect(await messages()).toHaveLength(1)
     expect(await f.db.get('SELECT count(*) AS n FROM reminder_fires')).toEqual({ n: 1 })
   })
 
@@ -80,9 +79,7 @@ describe('ticker', () => {
     await f.reminders.snooze('agt_a', r.id, { until: '2026-11-22T11:00:00Z' })
     expect((await tickAt('2026-11-22T09:05:00Z')).fired).toBe(0)
     await tickAt('2026-11-22T11:00:00Z')
-    expect((await messages()).map((m) => [m.data.scheduled_for, m.data.late, m.data.reminder.status])).toEqual([
-      ['2026-11-22T11:00:00.000Z', false, 'triggered'],
-    ])
+    expect((await messages()).map((m) => [m.data.scheduled_for, m.data.late, m.data.reminder.status])).toEqual([['2026-11-22T11:00:00.000Z', false, 'triggered']])
   })
 
   it('follows DST in America/New_York: spring-forward gap fires at 03:00, fall-back overlap fires once', async () => {

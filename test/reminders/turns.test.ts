@@ -24,11 +24,13 @@ describe('turn start', () => {
     const out = await f.turns.start('agt_a', { user_message: 'Please deploy the app' })
     expect(out.reminders.map((r) => r.id)).toEqual([urgent.id, deploy.id, low.id])
     expect(out.reminders.every((r) => r.status === 'triggered' && r.triggered_at === '2026-11-22T09:00:00.000Z')).toBe(true)
-    expect(out.injection.text).toBe(
-      `${REMINDERS_HEADER}\n- [urgent] "Rotate keys"\n- [normal] "Run smoke tests": "before you ship"\n- [low] "Water plants"`,
-    )
+    expect(out.injection.text).toBe(`${REMINDERS_HEADER}\n- [urgent] "Rotate keys"\n- [normal] "Run smoke tests": "before you ship"\n- [low] "Water plants"`)
     expect(out.injection.token_estimate).toBe(countTokens(out.injection.text))
-    expect(out.parts.map((p) => [p.reminder_id, p.included])).toEqual([[urgent.id, true], [deploy.id, true], [low.id, true]])
+    expect(out.parts.map((p) => [p.reminder_id, p.included])).toEqual([
+      [urgent.id, true],
+      [deploy.id, true],
+      [low.id, true],
+    ])
     expect((await f.reminders.get('agt_a', later.id)).status).toBe('pending')
     // Delivered once: the next turn has nothing.
     const again = await f.turns.start('agt_a', { user_message: 'deploy again' })
@@ -105,9 +107,13 @@ describe('turn start', () => {
   it('is deterministic for the same state (byte-identical text from a copy of the database)', async () => {
     const f = await setup()
     for (const [title, priority, when] of [
-      ['b', 'normal', '2026-11-22T08:00:00Z'], ['a', 'normal', '2026-11-22T08:00:00Z'], ['c', 'urgent', '2026-11-22T08:59:00Z'],
-      ['d', 'low', '2026-11-22T07:00:00Z'], ['e', 'normal', '2026-11-22T07:30:00Z'],
-    ] as const) await f.reminders.create('agt_a', { title, priority, trigger: at(when) })
+      ['b', 'normal', '2026-11-22T08:00:00Z'],
+      ['a', 'normal', '2026-11-22T08:00:00Z'],
+      ['c', 'urgent', '2026-11-22T08:59:00Z'],
+      ['d', 'low', '2026-11-22T07:00:00Z'],
+      ['e', 'normal', '2026-11-22T07:30:00Z'],
+    ] as const)
+      await f.reminders.create('agt_a', { title, priority, trigger: at(when) })
     // The first turn runs in a transaction rolled back afterwards, so the second sees the same state.
     const rollback = new Error('rollback')
     let one = ''
@@ -125,7 +131,10 @@ describe('turn start', () => {
     expect(one).toBe(two)
     expect(one).not.toMatch(/\d{4}-\d{2}-\d{2}/)
     // Priority first, then due time: c (urgent), e (07:30), a/b (08:00, by id), d (low).
-    const titles = one.split('\n').slice(2).map((l) => /"(.)"/.exec(l)?.[1])
+    const titles = one
+      .split('\n')
+      .slice(2)
+      .map((l) => /"(.)"/.exec(l)?.[1])
     expect(titles[0]).toBe('c')
     expect(titles[1]).toBe('e')
     expect(titles[4]).toBe('d')
@@ -151,9 +160,7 @@ describe('turn start', () => {
     })
     await provided.reminders.create('agt_a', { title: 'r', priority: 'urgent', trigger: at('2026-11-22T08:00:00Z') })
     const out = await provided.turns.start('agt_a', { user_message: 'x', session_id: 'ses_1', iteration: 2 })
-    expect(out.injection.text).toBe(
-      `[Current Status - Iteration 2]\n**Goal**: ses_1\n\n[GOAL: ship it]\n\n${REMINDERS_HEADER}\n- [urgent] "r"`,
-    )
+    expect(out.injection.text).toBe(`[Current Status - Iteration 2]\n**Goal**: ses_1\n\n[GOAL: ship it]\n\n${REMINDERS_HEADER}\n- [urgent] "r"`)
     expect(out.parts.map((p) => p.kind)).toEqual(['recitation', 'goal_reminder', 'reminder'])
     expect(out.messages).toEqual([{ role: 'user', content: 'x' }])
   })
@@ -167,7 +174,10 @@ describe('turn start token count', () => {
     const f = await setup({ turnParts: async () => ({ parts: blocks.map((content, i) => ({ kind: `block${i}`, priority: 1, content })) }) })
     let run = 0
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ title: text, body: text }), { minLength: 1, maxLength: 6 }), fc.array(text, { maxLength: 2 }), fc.integer({ min: 20, max: 200 }),
+      fc.asyncProperty(
+        fc.array(fc.record({ title: text, body: text }), { minLength: 1, maxLength: 6 }),
+        fc.array(text, { maxLength: 2 }),
+        fc.integer({ min: 20, max: 200 }),
         async (rows, runBlocks, budget) => {
           blocks = runBlocks
           const agent = `agt_run${run++}`
@@ -177,7 +187,8 @@ describe('turn start token count', () => {
           const out = await f.turns.start(agent, { user_message: 'hi', session_id: 'ses_1' })
           expect(out.injection.token_estimate).toBe(countTokens(out.injection.text))
           expect(out.injection.token_estimate).toBeLessThanOrEqual(budget)
-        }),
+        },
+      ),
       { numRuns: 60 },
     )
   })

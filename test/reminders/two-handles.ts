@@ -34,7 +34,10 @@ export async function twoHandles(): Promise<[DbHandle, DbHandle]> {
     first = migrated
     second = openDb(path)
   }
-  cleanups.push(() => first.close(), () => second.close())
+  cleanups.push(
+    () => first.close(),
+    () => second.close(),
+  )
   await first.db.run("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)")
   await subscribeToEvents(first.db, 'agt_a')
   await first.db.committed()
@@ -45,4 +48,3 @@ export async function announced(h: DbHandle): Promise<{ id: string; scheduled_fo
   const rows = await h.db.all<{ payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'reminder.triggered' ORDER BY id")
   return rows.map((r) => JSON.parse(r.payload) as { data: { reminder: { id: string }; scheduled_for: string } }).map((m) => ({ id: m.data.reminder.id, scheduled_for: m.data.scheduled_for }))
 }
-

@@ -67,7 +67,10 @@ export async function startServer(env: Record<string, string>, options: ServerOp
   const deadline = Date.now() + 30_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`replica exited (${child.exitCode}): ${stderr.join('')}`)
-    const ready = await fetch(`${url}/readyz`).then((r) => r.ok, () => false)
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    )
     if (ready) break
     if (Date.now() > deadline) {
       child.kill('SIGKILL')

@@ -31,10 +31,8 @@ describe('dispatcher', () => {
     expect(verify(w.secret, rec)).toEqual({ type: 'reminder.triggered', timestamp: '2026-11-22T09:00:00.000Z', data: reminderData })
     expect(() => verify(generateSecret(), rec)).toThrow()
     const log = await env.service.attempts('agt_a', w.id, { limit: 50 })
-    expect(log.items).toEqual([
-      expect.objectContaining({ message_id, event_type: 'reminder.triggered', attempt: 1, status_code: 204, error: null, next_attempt_at: null }),
-    ])
-    expect((await env.deliveryRows())).toEqual([{ state: 'succeeded', attempts: 1, next: null, claimed: null }])
+    expect(log.items).toEqual([expect.objectContaining({ message_id, event_type: 'reminder.triggered', attempt: 1, status_code: 204, error: null, next_attempt_at: null })])
+    expect(await env.deliveryRows()).toEqual([{ state: 'succeeded', attempts: 1, next: null, claimed: null }])
   })
 
   it('retries on schedule with the same webhook-id and a fresh timestamp each attempt', async () => {
@@ -120,7 +118,7 @@ describe('dispatcher', () => {
     expect((await fire()).deliveries).toBe(0)
     await env.dispatcher.runDue()
     expect(rx.received).toHaveLength(1)
-    expect((await env.deliveryRows())).toEqual([expect.objectContaining({ state: 'failed', attempts: 1 })])
+    expect(await env.deliveryRows()).toEqual([expect.objectContaining({ state: 'failed', attempts: 1 })])
     // Manual retry of that message after re-enabling.
     await env.service.update('agt_a', w.id, { status: 'active' })
     await env.service.retry('agt_a', w.id, rx.received[0]!.headers['webhook-id'] as string)
@@ -156,7 +154,7 @@ describe('dispatcher', () => {
     await fire()
     await fire()
     await env.dispatcher.runDue()
-    expect((await env.service.get('agt_a', w.id))).toMatchObject({ status: 'active', failing_since: '2026-11-22T09:00:00.000Z' })
+    expect(await env.service.get('agt_a', w.id)).toMatchObject({ status: 'active', failing_since: '2026-11-22T09:00:00.000Z' })
     env.advance(1_800_000)
     await env.dispatcher.runDue()
     expect((await env.service.get('agt_a', w.id)).status).toBe('active')
@@ -190,7 +188,7 @@ describe('dispatcher', () => {
     env.advance(100_000)
     await env.dispatcher.runDue()
     expect(rx.received).toHaveLength(2)
-    expect((await env.deliveryRows())).toEqual([{ state: 'failed', attempts: 2, next: null, claimed: null }])
+    expect(await env.deliveryRows()).toEqual([{ state: 'failed', attempts: 2, next: null, claimed: null }])
   })
 
   it('filters by event type and fans out to every matching endpoint of the agent only', async () => {

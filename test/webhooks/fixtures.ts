@@ -33,9 +33,7 @@ export async function setup(overrides: Partial<DeliverySettings> = {}, given?: D
       clock.now += ms
     },
     deliveryRows(): Promise<DeliveryRow[]> {
-      return db.all<DeliveryRow>(
-        'SELECT state, attempts, next_attempt_at AS next, claimed_at AS claimed FROM webhook_deliveries ORDER BY id',
-      )
+      return db.all<DeliveryRow>('SELECT state, attempts, next_attempt_at AS next, claimed_at AS claimed FROM webhook_deliveries ORDER BY id')
     },
     async count(table: string): Promise<number> {
       return (await db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n

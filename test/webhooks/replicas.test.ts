@@ -89,9 +89,7 @@ describe.skipIf(pgUrl === null || backend !== 'postgres')('webhook delivery acro
     expect(counts[1]).toBeGreaterThan(0)
     expect(counts[0]! + counts[1]!).toBe(200)
     const db = handles[0]!.db
-    expect(await db.all("SELECT state, attempts, count(*) AS n FROM webhook_deliveries GROUP BY state, attempts")).toEqual([
-      { state: 'succeeded', attempts: 1, n: 200 },
-    ])
+    expect(await db.all('SELECT state, attempts, count(*) AS n FROM webhook_deliveries GROUP BY state, attempts')).toEqual([{ state: 'succeeded', attempts: 1, n: 200 }])
     expect(await db.get('SELECT count(*) AS n, count(DISTINCT message_id) AS m FROM webhook_attempts')).toEqual({ n: 200, m: 200 })
   })
 
@@ -120,8 +118,6 @@ describe.skipIf(pgUrl === null || backend !== 'postgres')('webhook delivery acro
     await live.runDue()
     expect(rx.received.map((r) => r.headers['webhook-id'])).toEqual([messageId])
     expect(verify(secret, rx.received[0]!)).toEqual({ type: 'reminder.triggered', timestamp: '2026-11-22T09:00:00.000Z', data: { n: 0 } })
-    expect(await handles[0]!.db.all('SELECT state, attempts, claimed_at FROM webhook_deliveries')).toEqual([
-      { state: 'succeeded', attempts: 1, claimed_at: null },
-    ])
+    expect(await handles[0]!.db.all('SELECT state, attempts, claimed_at FROM webhook_deliveries')).toEqual([{ state: 'succeeded', attempts: 1, claimed_at: null }])
   })
 })

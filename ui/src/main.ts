@@ -36,17 +36,16 @@ function SignIn({ message, onSignedIn }: { message: string | undefined; onSigned
     saveKey(key.trim())
     onSignedIn()
   }
-  return html`
-    <main class="sign-in">
-      <h1>goalkeeper</h1>
-      <form onSubmit=${submit}>
-        <label for="api-key">Agent API key</label>
-        <input id="api-key" name="api_key" type="password" autocomplete="off" required value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} />
-        <button type="submit" disabled=${busy}>Sign in</button>
-        ${error && html`<p class="error" role="alert">${error}</p>`}
-        <p class="muted small">The key stays in this tab (sessionStorage) and is sent only to this server's /v1 API.</p>
-      </form>
-    </main>`
+  return html` <main class="sign-in">
+    <h1>goalkeeper</h1>
+    <form onSubmit=${submit}>
+      <label for="api-key">Agent API key</label>
+      <input id="api-key" name="api_key" type="password" autocomplete="off" required value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} />
+      <button type="submit" disabled=${busy}>Sign in</button>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+      <p class="muted small">The key stays in this tab (sessionStorage) and is sent only to this server's /v1 API.</p>
+    </form>
+  </main>`
 }
 
 function Page({ path }: { path: string }) {
@@ -61,22 +60,40 @@ function App() {
   const { path } = useLocation()
   const [signedIn, setSignedIn] = useState(apiKey() !== null)
   const [message, setMessage] = useState<string | undefined>(undefined)
-  useEffect(() => whenUnauthorized((m) => {
-    forgetKey()
-    setMessage(`Signed out: the server refused the key (${m})`)
-    setSignedIn(false)
-  }), [])
-  if (!signedIn) return html`<${SignIn} message=${message} onSignedIn=${() => { setMessage(undefined); setSignedIn(true) }} />`
+  useEffect(
+    () =>
+      whenUnauthorized((m) => {
+        forgetKey()
+        setMessage(`Signed out: the server refused the key (${m})`)
+        setSignedIn(false)
+      }),
+    [],
+  )
+  if (!signedIn)
+    return html`<${SignIn}
+      message=${message}
+      onSignedIn=${() => {
+        setMessage(undefined)
+        setSignedIn(true)
+      }}
+    />`
   const tab = (href: string, label: string, active: boolean) => html`<a href=${href} class=${active ? 'active' : ''}>${label}</a>`
-  return html`
-    <header class="top">
+  return html` <header class="top">
       <a class="brand" href="/ui/">goalkeeper</a>
       <nav>
-        ${tab('/ui/sessions', 'Sessions', path === '/ui' || path.startsWith('/ui/sessions'))}
-        ${tab('/ui/reminders', 'Reminders', path === '/ui/reminders')}
+        ${tab('/ui/sessions', 'Sessions', path === '/ui' || path.startsWith('/ui/sessions'))} ${tab('/ui/reminders', 'Reminders', path === '/ui/reminders')}
         ${tab('/ui/webhooks', 'Webhooks', path === '/ui/webhooks')}
       </nav>
-      <button class="sign-out" onClick=${() => { forgetKey(); setSignedIn(false); navigate('/ui/') }}>Sign out</button>
+      <button
+        class="sign-out"
+        onClick=${() => {
+          forgetKey()
+          setSignedIn(false)
+          navigate('/ui/')
+        }}
+      >
+        Sign out
+      </button>
     </header>
     <main><${Page} path=${path} /></main>`
 }

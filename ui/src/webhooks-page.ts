@@ -10,12 +10,11 @@ const REFRESH_MS = 4000
 /** Webhook endpoints, why a disabled one is disabled, and each endpoint's recent deliveries. */
 export function WebhooksPage() {
   const { data, error } = useLoad(() => api<Page<Webhook>>('/webhooks?limit=200'), [])
-  return html`
-    <section>
-      <header class="page-head"><h1>Webhooks</h1></header>
-      ${error && html`<p class="error" role="alert">${error}</p>`}
-      ${data === undefined ? (error ? null : html`<p class="muted">Loading…</p>`) : data.items.length === 0 ? html`<p class="muted">No webhook endpoints.</p>` : data.items.map((w) => html`<${Endpoint} key=${w.id} w=${w} />`)}
-    </section>`
+  return html` <section>
+    <header class="page-head"><h1>Webhooks</h1></header>
+    ${error && html`<p class="error" role="alert">${error}</p>`}
+    ${data === undefined ? (error ? null : html`<p class="muted">Loading…</p>`) : data.items.length === 0 ? html`<p class="muted">No webhook endpoints.</p>` : data.items.map((w) => html`<${Endpoint} key=${w.id} w=${w} />`)}
+  </section>`
 }
 
 interface Message {
@@ -52,30 +51,50 @@ function Endpoint({ w }: { w: Webhook }) {
     }
   }
   const messages = data === undefined ? [] : byMessage(data.items)
-  return html`
-    <article class="endpoint" data-webhook=${w.id}>
-      <header>
-        <h2><code>${w.url}</code></h2>
-        <span class=${`badge wstatus-${w.status}`}>${w.status}</span>
-      </header>
-      <p class="small">${w.id}${w.description ? ` · ${w.description}` : ''} · events: ${w.event_types.length === 0 ? 'all' : w.event_types.join(', ')}</p>
-      ${w.status === 'disabled' && html`<p class="warn">Disabled${w.disabled_reason ? `: ${w.disabled_reason}` : ''}</p>`}
-      ${w.failing_since && html`<p class="warn small">Failing since ${when(w.failing_since)}.</p>`}
-      ${note && html`<p class="note" role="status">${note}</p>`}
-      ${error && html`<p class="error">${error}</p>`}
-      ${data !== undefined && (messages.length === 0 ? html`<p class="muted small">No deliveries yet.</p>` : html`
-        <table class="list deliveries">
-          <thead><tr><th>Event</th><th>Message</th><th>Attempts (status, latency)</th><th></th></tr></thead>
-          <tbody>${messages.map((m) => html`
-            <tr key=${m.message_id} data-message=${m.message_id}>
-              <td>${m.event_type}</td>
-              <td class="id">${m.message_id}</td>
-              <td><ol class="attempts">${m.attempts.map((a) => html`
-                <li key=${a.id} class=${ok(a) ? 'ok' : 'fail'}>#${a.attempt} ${a.status_code ?? 'no response'} · ${a.duration_ms} ms · ${when(a.created_at)}
-                  ${a.error && html` · <span class="small">${a.error}</span>`}
-                  ${a.next_attempt_at && html` · <span class="small">next ${relative(a.next_attempt_at)}</span>`}</li>`)}</ol></td>
-              <td><button onClick=${() => redeliver(m.message_id)}>Redeliver</button></td>
-            </tr>`)}</tbody>
-        </table>`)}
-    </article>`
+  return html` <article class="endpoint" data-webhook=${w.id}>
+    <header>
+      <h2><code>${w.url}</code></h2>
+      <span class=${`badge wstatus-${w.status}`}>${w.status}</span>
+    </header>
+    <p class="small">${w.id}${w.description ? ` · ${w.description}` : ''} · events: ${w.event_types.length === 0 ? 'all' : w.event_types.join(', ')}</p>
+    ${w.status === 'disabled' && html`<p class="warn">Disabled${w.disabled_reason ? `: ${w.disabled_reason}` : ''}</p>`}
+    ${w.failing_since && html`<p class="warn small">Failing since ${when(w.failing_since)}.</p>`} ${note && html`<p class="note" role="status">${note}</p>`}
+    ${error && html`<p class="error">${error}</p>`}
+    ${
+      data !== undefined &&
+      (messages.length === 0
+        ? html`<p class="muted small">No deliveries yet.</p>`
+        : html` <table class="list deliveries">
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>Message</th>
+                <th>Attempts (status, latency)</th>
+                <th></th>
+              </tr>
+            </thead>
+            <tbody>
+              ${messages.map(
+                (m) =>
+                  html` <tr key=${m.message_id} data-message=${m.message_id}>
+                    <td>${m.event_type}</td>
+                    <td class="id">${m.message_id}</td>
+                    <td>
+                      <ol class="attempts">
+                        ${m.attempts.map(
+                          (a) =>
+                            html` <li key=${a.id} class=${ok(a) ? 'ok' : 'fail'}>
+                              #${a.attempt} ${a.status_code ?? 'no response'} · ${a.duration_ms} ms · ${when(a.created_at)} ${a.error && html` · <span class="small">${a.error}</span>`}
+                              ${a.next_attempt_at && html` · <span class="small">next ${relative(a.next_attempt_at)}</span>`}
+                            </li>`,
+                        )}
+                      </ol>
+                    </td>
+                    <td><button onClick=${() => redeliver(m.message_id)}>Redeliver</button></td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`)
+    }
+  </article>`
 }

@@ -48,7 +48,10 @@ export function goalkeeperAi(options: SessionGuardOptions): GoalkeeperAi {
   let iteration = 0
 
   const prepareStep: GuardedLoop['prepareStep'] = async ({ messages }) => {
-    const guidance = await guard.guidance(++iteration, messages.map((m) => m.role))
+    const guidance = await guard.guidance(
+      ++iteration,
+      messages.map((m) => m.role),
+    )
     const out = applyGuidance<ModelMessage>(messages, guidance, (content) => ({ role: 'system', content }))
     return out === undefined ? undefined : { messages: out }
   }

@@ -21,6 +21,8 @@ export const otlpRecords = pgTable(
   },
   (t) => [
     uniqueIndex('otlp_records_key_idx').on(t.agentId, t.conversation, t.key),
-    index('otlp_records_waiting_idx').on(t.agentId, t.conversation, t.seq).where(sql`${t.state} = 0`),
+    index('otlp_records_waiting_idx')
+      .on(t.agentId, t.conversation, t.seq)
+      .where(sql`${t.state} = 0`),
   ],
 )

@@ -28,10 +28,14 @@ export const reminders = pgTable(
     status: text('status', { enum: ['pending', 'triggered', 'completed', 'dismissed', 'snoozed'] })
       .notNull()
       .default('pending'),
-    priority: text('priority', { enum: ['urgent', 'normal', 'low'] }).notNull().default('normal'),
+    priority: text('priority', { enum: ['urgent', 'normal', 'low'] })
+      .notNull()
+      .default('normal'),
     contextTags: text('context_tags').notNull().default('[]'),
     quietHoursExempt: boolean('quiet_hours_exempt').notNull().default(false),
-    missedPolicy: text('missed_policy', { enum: ['once', 'skip', 'all'] }).notNull().default('once'),
+    missedPolicy: text('missed_policy', { enum: ['once', 'skip', 'all'] })
+      .notNull()
+      .default('once'),
     createdAt: ms('created_at').notNull(),
     updatedAt: ms('updated_at').notNull(),
     triggeredAt: ms('triggered_at'),
@@ -53,15 +57,23 @@ export const reminders = pgTable(
       .generatedAlwaysAs(sql`to_tsvector('english'::regconfig, context_tags || ' ' || coalesce(trigger_pattern, ''))`),
   },
   (t) => [
-    index('reminders_next_fire_idx').on(t.nextFireAt).where(sql`${t.nextFireAt} IS NOT NULL`),
-    index('reminders_agent_due_idx').on(t.agentId, t.nextFireAt).where(sql`${t.nextFireAt} IS NOT NULL`),
+    index('reminders_next_fire_idx')
+      .on(t.nextFireAt)
+      .where(sql`${t.nextFireAt} IS NOT NULL`),
+    index('reminders_agent_due_idx')
+      .on(t.agentId, t.nextFireAt)
+      .where(sql`${t.nextFireAt} IS NOT NULL`),
     index('reminders_agent_id_idx').on(t.agentId, t.id),
     index('reminders_agent_status_idx').on(t.agentId, t.status, t.id),
     index('reminders_agent_priority_idx').on(t.agentId, t.priority, t.id),
     index('reminders_agent_trigger_idx').on(t.agentId, t.triggerType, t.id),
-    index('reminders_session_idx').on(t.sessionId).where(sql`${t.sessionId} IS NOT NULL`),
+    index('reminders_session_idx')
+      .on(t.sessionId)
+      .where(sql`${t.sessionId} IS NOT NULL`),
     index('reminders_search_idx').using('gin', t.searchDoc),
-    index('reminders_context_idx').using('gin', t.contextDoc).where(sql`${t.triggerType} = 'context'`),
+    index('reminders_context_idx')
+      .using('gin', t.contextDoc)
+      .where(sql`${t.triggerType} = 'context'`),
     check('reminders_trigger_type_check', sql`${t.triggerType} IN ('scheduled', 'recurring', 'context')`),
     check('reminders_status_check', sql`${t.status} IN ('pending', 'triggered', 'completed', 'dismissed', 'snoozed')`),
     check('reminders_priority_check', sql`${t.priority} IN ('urgent', 'normal', 'low')`),

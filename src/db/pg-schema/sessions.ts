@@ -12,7 +12,9 @@ export const sessions = pgTable(
       .references(() => agents.id, { onDelete: 'cascade' }),
     goal: text('goal').notNull(),
     plan: text('plan').notNull(),
-    status: text('status', { enum: ['active', 'archived'] }).notNull().default('active'),
+    status: text('status', { enum: ['active', 'archived'] })
+      .notNull()
+      .default('active'),
     config: text('config').notNull(),
     metadata: text('metadata').notNull().default('{}'),
     state: text('state').notNull(),
@@ -81,4 +83,3 @@ export const sessionSnapshots = pgTable('session_snapshots', {
   version: integer('version').notNull(),
   snapshot: text('snapshot').notNull(),
 })
-

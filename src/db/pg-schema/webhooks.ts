@@ -14,7 +14,9 @@ export const webhooks = pgTable(
     url: text('url').notNull(),
     eventTypes: text('event_types').notNull().default('[]'),
     description: text('description'),
-    status: text('status', { enum: ['active', 'disabled'] }).notNull().default('active'),
+    status: text('status', { enum: ['active', 'disabled'] })
+      .notNull()
+      .default('active'),
     disabledReason: text('disabled_reason'),
     secret: text('secret').notNull(),
     previousSecret: text('previous_secret'),
@@ -62,7 +64,9 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('webhook_deliveries_message_webhook_uq').on(t.messageId, t.webhookId),
-    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    index('webhook_deliveries_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`state = 'pending'`),
     index('webhook_deliveries_webhook_idx').on(t.webhookId, t.state),
   ],
 )

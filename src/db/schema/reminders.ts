@@ -29,11 +29,15 @@ export const reminders = sqliteTable(
     status: text('status', { enum: ['pending', 'triggered', 'completed', 'dismissed', 'snoozed'] })
       .notNull()
       .default('pending'),
-    priority: text('priority', { enum: ['urgent', 'normal', 'low'] }).notNull().default('normal'),
+    priority: text('priority', { enum: ['urgent', 'normal', 'low'] })
+      .notNull()
+      .default('normal'),
     /** JSON array of strings. */
     contextTags: text('context_tags').notNull().default('[]'),
     quietHoursExempt: integer('quiet_hours_exempt', { mode: 'boolean' }).notNull().default(false),
-    missedPolicy: text('missed_policy', { enum: ['once', 'skip', 'all'] }).notNull().default('once'),
+    missedPolicy: text('missed_policy', { enum: ['once', 'skip', 'all'] })
+      .notNull()
+      .default('once'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     triggeredAt: integer('triggered_at'),
@@ -50,16 +54,22 @@ export const reminders = sqliteTable(
   (t) => [
     uniqueIndex('reminders_doc_id_unique').on(t.docId),
     // The ticker's range scan across agents: only rows that have something to fire.
-    index('reminders_next_fire_idx').on(t.nextFireAt).where(sql`${t.nextFireAt} IS NOT NULL`),
+    index('reminders_next_fire_idx')
+      .on(t.nextFireAt)
+      .where(sql`${t.nextFireAt} IS NOT NULL`),
     // Per-agent due query (`/due`, turn start).
-    index('reminders_agent_due_idx').on(t.agentId, t.nextFireAt).where(sql`${t.nextFireAt} IS NOT NULL`),
+    index('reminders_agent_due_idx')
+      .on(t.agentId, t.nextFireAt)
+      .where(sql`${t.nextFireAt} IS NOT NULL`),
     // Lists: ids sort by creation, so (agent_id, [filter,] id) serves cursor pagination.
     index('reminders_agent_id_idx').on(t.agentId, t.id),
     index('reminders_agent_status_idx').on(t.agentId, t.status, t.id),
     index('reminders_agent_priority_idx').on(t.agentId, t.priority, t.id),
     index('reminders_agent_trigger_idx').on(t.agentId, t.triggerType, t.id),
     // Deleting a session unlinks its reminders (a trigger in migrations/0000_init.sql): a lookup, not a scan.
-    index('reminders_session_idx').on(t.sessionId).where(sql`${t.sessionId} IS NOT NULL`),
+    index('reminders_session_idx')
+      .on(t.sessionId)
+      .where(sql`${t.sessionId} IS NOT NULL`),
     check('reminders_trigger_type_check', sql`${t.triggerType} IN ('scheduled', 'recurring', 'context')`),
     check('reminders_status_check', sql`${t.status} IN ('pending', 'triggered', 'completed', 'dismissed', 'snoozed')`),
     check('reminders_priority_check', sql`${t.priority} IN ('urgent', 'normal', 'low')`),

@@ -17,7 +17,9 @@ export const sessions = sqliteTable(
     goal: text('goal').notNull(),
     /** JSON array of strings. */
     plan: text('plan').notNull(),
-    status: text('status', { enum: ['active', 'archived'] }).notNull().default('active'),
+    status: text('status', { enum: ['active', 'archived'] })
+      .notNull()
+      .default('active'),
     /** Resolved SessionConfig JSON. */
     config: text('config').notNull(),
     /** JSON object. */

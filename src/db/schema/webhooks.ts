@@ -13,7 +13,9 @@ export const webhooks = sqliteTable(
     url: text('url').notNull(),
     eventTypes: text('event_types').notNull().default('[]'),
     description: text('description'),
-    status: text('status', { enum: ['active', 'disabled'] }).notNull().default('active'),
+    status: text('status', { enum: ['active', 'disabled'] })
+      .notNull()
+      .default('active'),
     disabledReason: text('disabled_reason'),
     secret: text('secret').notNull(),
     // Rotation: the old secret keeps signing alongside the new one until it expires.
@@ -71,7 +73,9 @@ export const webhookDeliveries = sqliteTable(
   (t) => [
     uniqueIndex('webhook_deliveries_message_webhook_uq').on(t.messageId, t.webhookId),
     // The dispatcher's range scan: only pending rows are indexed.
-    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    index('webhook_deliveries_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`state = 'pending'`),
     index('webhook_deliveries_webhook_idx').on(t.webhookId, t.state),
   ],
 )

@@ -88,7 +88,6 @@ export const REMINDER_DEFAULTS: ResolvedReminderOptions = {
 /** Reminder history kept, newest last. */
 export const REMINDER_HISTORY_LIMIT = 50
 
-
 /** Adds `item` unless present; over 2× max keeps the newest max. */
 function remember(list: string[], item: string, max: number): void {
   const text = oneLine(item)

@@ -86,9 +86,7 @@ export class InjectionBudgetManager {
    * above the budget; joining them with a separator costs that separator's tokens on top.
    */
   allocate(proposals: readonly InjectionProposal[]): AllocationResult {
-    const ranked = proposals
-      .map((p) => ({ ...p, priority: this.getPriority(p.name, p.priority) }))
-      .sort((a, b) => a.priority - b.priority)
+    const ranked = proposals.map((p) => ({ ...p, priority: this.getPriority(p.name, p.priority) })).sort((a, b) => a.priority - b.priority)
     const accepted: AcceptedInjection[] = []
     const dropped: string[] = []
     let remaining = this.maxTokens

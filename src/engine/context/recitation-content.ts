@@ -52,7 +52,13 @@ function planPart(tasks: readonly PlanTask[], index: number | undefined): string
   const current = index === undefined ? tasks.find((t) => t.status === 'in_progress') : tasks[index]
   if (current) lines.push(`**Current Task**: ${oneLine(current.description)}`)
   const next = tasks.filter((t) => t.status === 'pending').slice(0, 2)
-  if (next.length > 0) lines.push(`**Next**: ${joinItems(next.map((t) => t.description), '; ')}`)
+  if (next.length > 0)
+    lines.push(
+      `**Next**: ${joinItems(
+        next.map((t) => t.description),
+        '; ',
+      )}`,
+    )
   return lines.join('\n')
 }
 
@@ -108,11 +114,7 @@ function collectParts(state: RecitationState, sources: readonly RecitationSource
   return { parts, from }
 }
 
-export function buildRecitationContent(
-  state: RecitationState,
-  config: { sources: readonly RecitationSource[]; max_tokens: number },
-  custom: CustomBuilder,
-): BuiltContent | null {
+export function buildRecitationContent(state: RecitationState, config: { sources: readonly RecitationSource[]; max_tokens: number }, custom: CustomBuilder): BuiltContent | null {
   const { parts, from } = collectParts(state, config.sources, custom)
   if (parts.length === 0) return null
   const content = parts.join(PART_SEPARATOR)

@@ -178,11 +178,7 @@ export class RecitationManager {
    * system message just before the last user message (appended when there is none) and records
    * the injection; otherwise returns the same array. Message objects are never copied or changed.
    */
-  inject<M extends ChatMessage>(
-    messages: M[],
-    state: RecitationState,
-    opts: { force?: boolean } = {},
-  ): InjectionResult<M | ChatMessage> {
+  inject<M extends ChatMessage>(messages: M[], state: RecitationState, opts: { force?: boolean } = {}): InjectionResult<M | ChatMessage> {
     const { iteration } = state
     if (!opts.force && !this.shouldInject(iteration, state.context_tokens)) {
       this.emit({ type: 'recitation.skipped', iteration, reason: 'not_due' })
@@ -201,8 +197,7 @@ export class RecitationManager {
         break
       }
     }
-    const out: Array<M | ChatMessage> =
-      lastUser === -1 ? [...messages, message] : [...messages.slice(0, lastUser), message, ...messages.slice(lastUser)]
+    const out: Array<M | ChatMessage> = lastUser === -1 ? [...messages, message] : [...messages.slice(0, lastUser), message, ...messages.slice(lastUser)]
     this.lastInjection = iteration
     if (this.config.track_history) {
       this.history.push({ iteration, timestamp: isoAt(this.clock()), content: block.content, sources: block.sources })
@@ -249,10 +244,7 @@ export class RecitationManager {
     }
   }
 
-  static fromJSON(
-    json: RecitationJSON,
-    opts: Pick<RecitationOptions, 'clock' | 'custom_builder'> = {},
-  ): RecitationManager {
+  static fromJSON(json: RecitationJSON, opts: Pick<RecitationOptions, 'clock' | 'custom_builder'> = {}): RecitationManager {
     const m = new RecitationManager({ ...json.config, ...opts })
     m.lastInjection = json.last_injection_iteration
     m.adaptiveFrequency = json.adaptive_frequency

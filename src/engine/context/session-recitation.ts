@@ -16,13 +16,7 @@ export function mergeContext(context: RecitationContext, update: RecitationConte
 }
 
 /** The state a recitation block at `iteration` is built from; plan tasks default to the tracker's plan. */
-export function recitationStateOf(
-  goal: string,
-  context: RecitationContext,
-  tracker: GoalTracker,
-  iteration: number,
-  context_tokens?: number,
-): RecitationState {
+export function recitationStateOf(goal: string, context: RecitationContext, tracker: GoalTracker, iteration: number, context_tokens?: number): RecitationState {
   return {
     iteration,
     goal,
@@ -51,18 +45,8 @@ export function planTasks(tracker: GoalTracker): PlanTask[] {
  * manager's adaptive one unless configured or derived from `context_tokens`), and held back with
  * the reason when skip_unchanged finds it identical to the last block injected.
  */
-export function recitationPreview(
-  cfg: SessionConfig['recitation'],
-  manager: RecitationManager,
-  detection: SessionDetection,
-  state: RecitationState,
-): RecitationPreview {
-  const frequency =
-    cfg.frequency !== 'adaptive'
-      ? cfg.frequency
-      : state.context_tokens !== undefined
-        ? calculateOptimalFrequency(state.context_tokens)
-        : manager.toJSON().adaptive_frequency
+export function recitationPreview(cfg: SessionConfig['recitation'], manager: RecitationManager, detection: SessionDetection, state: RecitationState): RecitationPreview {
+  const frequency = cfg.frequency !== 'adaptive' ? cfg.frequency : state.context_tokens !== undefined ? calculateOptimalFrequency(state.context_tokens) : manager.toJSON().adaptive_frequency
   const should_inject = state.iteration === 1 || state.iteration - manager.lastInjectionIteration >= frequency
   const block = manager.buildBlock(state)
   const preview: RecitationPreview = {

@@ -84,8 +84,7 @@ export class EscalationLadder {
       this.loopLevel = continues ? Math.min(RUNGS.length, this.loopLevel + 1) : 1
       this.loopSpan = continues ? [Math.min(span[0], from), s.step_number] : [from, s.step_number]
       const action = RUNGS[this.loopLevel - 1]!
-      const note =
-        this.loopLevel === 1 ? 'loop: first detection, adjust' : action === 'replan' ? 'loop continues: replan' : 'loop continued after a replan: abort'
+      const note = this.loopLevel === 1 ? 'loop: first detection, adjust' : action === 'replan' ? 'loop continues: replan' : 'loop continued after a replan: abort'
       return { action, note }
     }
     if (s.drift >= DRIFT_CRITICAL) {

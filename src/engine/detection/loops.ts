@@ -18,7 +18,14 @@ export type LoopKind = (typeof LOOP_KINDS)[number]
  * same_call 5 from Gemini CLI; same_result 3; same_edit 3.
  */
 export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = {
-  repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5, same_result: 3, error_cascade: 5, same_edit: 3,
+  repeat: 3,
+  error_repeat: 3,
+  alternation: 6,
+  monologue: 3,
+  same_call: 5,
+  same_result: 3,
+  error_cascade: 5,
+  same_edit: 3,
 }
 
 /**
@@ -29,7 +36,14 @@ export const DEFAULT_LOOP_KINDS: readonly LoopKind[] = ['repeat', 'error_repeat'
 
 /** Least threshold per kind: fewer is not a repetition (an alternation needs two rounds of A/B). */
 export const MIN_LOOP_THRESHOLD: Readonly<Record<LoopKind, number>> = {
-  repeat: 2, error_repeat: 2, alternation: 4, monologue: 2, same_call: 2, same_result: 2, error_cascade: 3, same_edit: 2,
+  repeat: 2,
+  error_repeat: 2,
+  alternation: 4,
+  monologue: 2,
+  same_call: 2,
+  same_result: 2,
+  error_cascade: 3,
+  same_edit: 2,
 }
 export const MAX_LOOP_THRESHOLD = 100
 
@@ -108,7 +122,10 @@ function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(v) ?? 'null'
 }
@@ -151,7 +168,9 @@ export function stepStateHash(description: string, output: string, tool?: StepTo
 }
 
 function label(text: string): string {
-  const one = cutText(text, 4 * LABEL_MAX).replace(/\s+/g, ' ').trim()
+  const one = cutText(text, 4 * LABEL_MAX)
+    .replace(/\s+/g, ' ')
+    .trim()
   return one.length > LABEL_MAX ? `${cutText(one, LABEL_MAX - 1)}…` : one
 }
 
@@ -245,7 +264,10 @@ export class LoopDetector {
    */
   sameCallsBefore(tool: StepTool): number {
     const action = `t:${textKey(toolCallText(tool))}`
-    return this.run((e) => e.action === action, (e) => !e.tool).length
+    return this.run(
+      (e) => e.action === action,
+      (e) => !e.tool,
+    ).length
   }
 
   /**
@@ -257,7 +279,10 @@ export class LoopDetector {
     const action = `t:${textKey(toolCallText(tool))}`
     const last = this.window.findLast((e) => e.tool)
     if (last === undefined || last.action !== action || last.result === '') return 0
-    return this.run((e) => e.action === action && e.result === last.result, (e) => !e.tool).length
+    return this.run(
+      (e) => e.action === action && e.result === last.result,
+      (e) => !e.tool,
+    ).length
   }
 
   /** Whether `tool` (with these arguments) is among the calls of steps `from`..`to` in the window. */
@@ -307,7 +332,10 @@ export class LoopDetector {
     const last = this.window.at(-1)!
     if (!last.error) return null
     // Reading the result: the same call failing another way (another error) is not the same loop.
-    const run = this.run((e) => e.error && e.result === last.result, (e) => e.action !== last.action)
+    const run = this.run(
+      (e) => e.error && e.result === last.result,
+      (e) => e.action !== last.action,
+    )
     return run.length >= n ? this.finding('error_repeat', run) : null
   }
 
@@ -319,7 +347,10 @@ export class LoopDetector {
   private sameEdit(n: number): LoopFinding | null {
     const last = this.window.at(-1)!
     if (!last.change) return null
-    const run = this.run((e) => e.action === last.action, (e) => !e.tool)
+    const run = this.run(
+      (e) => e.action === last.action,
+      (e) => !e.tool,
+    )
     return run.length >= n ? this.finding('same_edit', run) : null
   }
 
@@ -327,7 +358,10 @@ export class LoopDetector {
   private sameCall(n: number): LoopFinding | null {
     const last = this.window.at(-1)!
     if (!last.tool) return null
-    const run = this.run((e) => e.action === last.action, (e) => !e.tool)
+    const run = this.run(
+      (e) => e.action === last.action,
+      (e) => !e.tool,
+    )
     return run.length >= n ? this.finding('same_call', run) : null
   }
 
@@ -339,7 +373,10 @@ export class LoopDetector {
   private sameResult(n: number): LoopFinding | null {
     const last = this.window.at(-1)!
     if (!last.tool || last.result === '') return null
-    const run = this.run((e) => e.result === last.result, (e) => e.action !== last.action)
+    const run = this.run(
+      (e) => e.result === last.result,
+      (e) => e.action !== last.action,
+    )
     return run.length >= n ? this.finding('same_result', run) : null
   }
 
@@ -348,7 +385,10 @@ export class LoopDetector {
    * trying different things that all fail. Messages between do not break the run.
    */
   private errorCascade(n: number): LoopFinding | null {
-    const run = this.run((e) => e.error, (e) => !e.tool)
+    const run = this.run(
+      (e) => e.error,
+      (e) => !e.tool,
+    )
     if (run.length < n || run.every((e) => e.action === run[0]!.action)) return null
     return this.finding('error_cascade', run)
   }
@@ -381,7 +421,15 @@ export class LoopDetector {
   static fromJSON(json: LoopDetectorJSON | undefined): LoopDetector {
     const d = new LoopDetector()
     d.window = (json?.window ?? []).map(([step, state, action, obs, flags, label, result]) => ({
-      step, state, action, obs, tool: (flags & 1) !== 0, error: (flags & 2) !== 0, change: (flags & 4) !== 0, label, result: result ?? '',
+      step,
+      state,
+      action,
+      obs,
+      tool: (flags & 1) !== 0,
+      error: (flags & 2) !== 0,
+      change: (flags & 4) !== 0,
+      label,
+      result: result ?? '',
     }))
     return d
   }

@@ -71,7 +71,9 @@ function buildOpinionPrompt(goal: string, steps: readonly OpinionStep[], doubt?:
     `Goal: ${truncateChars(goal, 4000)}`,
     'Its last steps, oldest first:',
     ...steps.map((s) => `${s.step_number}. ${truncateChars(s.description.replace(/\s+/g, ' '), 300)} -> ${truncateChars(s.output.replace(/\s+/g, ' '), 200)}`),
-    ...(doubt === undefined ? [] : [`A first review found it is not making progress: ${truncateChars(doubt, 600)}`, 'Check that against the steps yourself; say progress true if the review is wrong.']),
+    ...(doubt === undefined
+      ? []
+      : [`A first review found it is not making progress: ${truncateChars(doubt, 600)}`, 'Check that against the steps yourself; say progress true if the review is wrong.']),
     'Answer with JSON only: {"progress": <true or false>, "confidence": <0 to 1>, "analysis": "<at most two sentences: what is going wrong and what to do instead>"}',
   ].join('\n')
 }
@@ -118,7 +120,7 @@ export class OpinionSchedule {
   private readonly every: number
 
   constructor(config: SecondOpinionConfig, nextAt?: number) {
-    this.nextAt = nextAt ?? (config.after ?? OPINION_DEFAULTS.after)
+    this.nextAt = nextAt ?? config.after ?? OPINION_DEFAULTS.after
     this.every = config.every ?? OPINION_DEFAULTS.every
   }
 

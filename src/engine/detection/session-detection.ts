@@ -182,9 +182,10 @@ export class SessionDetection {
       notes.push(busy.advice)
     }
     const watch = this.settings.budget_stall
-    const stall = watch === null || p.signals.tool === undefined || p.exempt
-      ? null
-      : this.budgetStall.observe(p.step, p.signals.tool, todoDone || verification.progress_delta > 0, spent.report.budget_fraction, watch)
+    const stall =
+      watch === null || p.signals.tool === undefined || p.exempt
+        ? null
+        : this.budgetStall.observe(p.step, p.signals.tool, todoDone || verification.progress_delta > 0, spent.report.budget_fraction, watch)
     if (stall !== null && !spent.over_budget) {
       out.budget_stall = stall
       out.recommended_action = atLeast(out.recommended_action, 'replan')

@@ -23,7 +23,24 @@ const SYMBOL_RE = /\b(?:[A-Za-z]\w*_\w+|_+[A-Za-z]\w{2,}|[a-z]+[A-Z]\w*|[A-Z][a-
 /** Basenames too common to identify a file. */
 const VAGUE_FILES = new Set(['__init__.py', 'setup.py', 'readme.md', 'index.js', 'index.ts', 'main.py', 'test.py', 'conftest.py', 'package.json'])
 /** Identifiers that name nothing of a task (Python's dunders, common builtins). */
-const VAGUE_SYMBOLS = new Set(['__init__', '__name__', '__main__', 'self', 'print(', 'isinstance', 'getattr', 'setattr', 'hasattr', 'assert_equal', 'test_', 'file_path', 'old_str', 'new_str', 'file_text', 'view_range'])
+const VAGUE_SYMBOLS = new Set([
+  '__init__',
+  '__name__',
+  '__main__',
+  'self',
+  'print(',
+  'isinstance',
+  'getattr',
+  'setattr',
+  'hasattr',
+  'assert_equal',
+  'test_',
+  'file_path',
+  'old_str',
+  'new_str',
+  'file_text',
+  'view_range',
+])
 
 function basename(path: string): string {
   const i = path.lastIndexOf('/')
@@ -74,13 +91,64 @@ export interface CallReading {
   text: string
 }
 
-const CHORE_TOOLS = new Set(['todowrite', 'todoread', 'think', 'bashoutput', 'killshell', 'taskoutput', 'finish', 'submit', 'format_error', 'message', 'scroll_down', 'scroll_up', 'goto', 'exit_plan_mode', 'exitplanmode'])
+const CHORE_TOOLS = new Set([
+  'todowrite',
+  'todoread',
+  'think',
+  'bashoutput',
+  'killshell',
+  'taskoutput',
+  'finish',
+  'submit',
+  'format_error',
+  'message',
+  'scroll_down',
+  'scroll_up',
+  'goto',
+  'exit_plan_mode',
+  'exitplanmode',
+])
 const CHANGE_TOOLS = new Set(['edit', 'write', 'multiedit', 'notebookedit', 'create', 'apply_patch', 'insert'])
 const LOOK_TOOLS = new Set(['read', 'glob', 'grep', 'ls', 'open', 'find_file', 'search_dir', 'search_file', 'view', 'webfetch', 'websearch', 'notebookread'])
 /** Editor sub-commands (OpenHands' str_replace_editor and the like) by what they do. */
 const EDITOR_CHANGES = new Set(['create', 'str_replace', 'insert', 'undo_edit', 'write'])
 /** Shell programs whose runs are housekeeping: where am I, what changed, install, wait. */
-const CHORE_COMMANDS = new Set(['ls', 'cd', 'pwd', 'echo', 'sleep', 'which', 'env', 'export', 'clear', 'true', 'mkdir', 'whoami', 'source', 'pip', 'pip3', 'conda', 'apt', 'apt-get', 'npm', 'yarn', 'pnpm', 'kill', 'ps', 'chmod', 'rm', 'mv', 'cp', 'tree', 'wc', 'du', 'df', 'date', 'history', 'git'])
+const CHORE_COMMANDS = new Set([
+  'ls',
+  'cd',
+  'pwd',
+  'echo',
+  'sleep',
+  'which',
+  'env',
+  'export',
+  'clear',
+  'true',
+  'mkdir',
+  'whoami',
+  'source',
+  'pip',
+  'pip3',
+  'conda',
+  'apt',
+  'apt-get',
+  'npm',
+  'yarn',
+  'pnpm',
+  'kill',
+  'ps',
+  'chmod',
+  'rm',
+  'mv',
+  'cp',
+  'tree',
+  'wc',
+  'du',
+  'df',
+  'date',
+  'history',
+  'git',
+])
 /** Package managers: their installs and upkeep (INSTALLS) are chores, other subcommands (`npm test`, `yarn build`) run something. */
 const PACKAGE_MANAGERS = new Set(['npm', 'yarn', 'pnpm'])
 const INSTALLS = new Set(['install', 'i', 'ci', 'add', 'remove', 'rm', 'uninstall', 'update', 'upgrade', 'outdated', 'ls', 'list', 'config', 'init', 'link'])
@@ -90,7 +158,10 @@ const LOOK_COMMANDS = new Set(['cat', 'head', 'tail', 'less', 'more', 'grep', 'r
 /** The first program a shell command runs, past `cd x &&`, env assignments and `timeout N`. */
 function firstProgram(command: string): string {
   for (const part of command.split(/&&|;|\|\|/)) {
-    const words = part.trim().split(/\s+/).filter((w) => !/^\w+=/.test(w))
+    const words = part
+      .trim()
+      .split(/\s+/)
+      .filter((w) => !/^\w+=/.test(w))
     while (words[0] === 'timeout' || words[0] === 'sudo' || /^\d+s?$/.test(words[0] ?? '')) words.shift()
     const p = basename(words[0] ?? '')
     if (p === '' || p === 'cd' || p === 'source' || p === 'export') continue

@@ -13,7 +13,7 @@
 /** Code (lowercased) → shape, of the codes in `text`. */
 export function codeShapes(text: string, into: Map<string, string> = new Map()): Map<string, string> {
   const n = text.length
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const start = i
     let upper = 0
     let lower = 0
@@ -32,7 +32,13 @@ export function codeShapes(text: string, into: Map<string, string> = new Map()):
     const isCode = digit > 0 ? upper + lower > 0 : upper > 0 && lower === 0 && i - start >= 2
     if (isCode) {
       const word = text.slice(start, i)
-      into.set(word.toLowerCase(), word.replace(/[A-Z]/g, 'A').replace(/[a-z]+/g, 'a').replace(/[0-9]/g, '9'))
+      into.set(
+        word.toLowerCase(),
+        word
+          .replace(/[A-Z]/g, 'A')
+          .replace(/[a-z]+/g, 'a')
+          .replace(/[0-9]/g, '9'),
+      )
     }
   }
   return into

@@ -47,11 +47,7 @@ export const SEVERITY_BANDS: Readonly<Record<SimilarityMode, readonly [number, n
 }
 
 /** Severity of a similarity relative to the threshold t: ≥ t none, ≥ 0.7t low, ≥ 0.4t moderate, ≥ 0.2t high. */
-export function severityOf(
-  similarity: number,
-  threshold: number,
-  bands: readonly [number, number, number] = SEVERITY_BANDS.lexical,
-): DriftSeverity {
+export function severityOf(similarity: number, threshold: number, bands: readonly [number, number, number] = SEVERITY_BANDS.lexical): DriftSeverity {
   if (similarity >= threshold) return 'none'
   if (similarity >= threshold * bands[0]) return 'low'
   if (similarity >= threshold * bands[1]) return 'moderate'

@@ -10,13 +10,7 @@ import { createScorer, type GoalScorer, type SimilarityMode } from '../similarit
 import { cutText } from '../similarity/text.js'
 
 // Callers import these from here (and the engine index re-exports this module), so they stay reachable by this path.
-export {
-  DEFAULT_DRIFT_THRESHOLD,
-  DEFAULT_DRIFT_THRESHOLDS,
-  SEVERITY_BANDS,
-  severityOf,
-  type DriftSeverity,
-} from './drift-severity.js'
+export { DEFAULT_DRIFT_THRESHOLD, DEFAULT_DRIFT_THRESHOLDS, SEVERITY_BANDS, severityOf, type DriftSeverity } from './drift-severity.js'
 export { leastSquaresSlope, TREND_SLOPE_EPSILON, type DriftTrend, type TrendDirection } from './drift-trend.js'
 
 export interface DriftEvent {
@@ -95,8 +89,7 @@ export const ACTION_TEXT_MAX = 200
 
 function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context' | 'keep_events'>>): void {
   if (!(o.drift_threshold >= 0 && o.drift_threshold <= 1)) throw new RangeError('drift_threshold must be in [0, 1]')
-  if (!Number.isInteger(o.consecutive_limit) || o.consecutive_limit < 0)
-    throw new RangeError('consecutive_limit must be a non-negative integer')
+  if (!Number.isInteger(o.consecutive_limit) || o.consecutive_limit < 0) throw new RangeError('consecutive_limit must be a non-negative integer')
   if (!Number.isInteger(o.history_size) || o.history_size < 1) throw new RangeError('history_size must be a positive integer')
 }
 

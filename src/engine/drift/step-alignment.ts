@@ -54,10 +54,11 @@ export interface AlignmentDetail {
 function coverage(ref: ReadonlySet<string>, step: ReadonlySet<string>, matches: string[]): number {
   if (ref.size === 0) return 0
   let hits = 0
-  for (const w of ref) if (step.has(w)) {
-    hits++
-    matches.push(w)
-  }
+  for (const w of ref)
+    if (step.has(w)) {
+      hits++
+      matches.push(w)
+    }
   return Math.min(1, hits / Math.min(ref.size, FULL_MATCH_KEYWORDS))
 }
 
@@ -69,11 +70,7 @@ function coverage(ref: ReadonlySet<string>, step: ReadonlySet<string>, matches: 
  * so one goal keyword out of several gives 0.575 (aligned), two or more give 1, none gives 0.15.
  * A step without content words, or a goal and plan without any, scores a neutral 0.5.
  */
-export function keywordAlignment(
-  goal: ReadonlySet<string>,
-  planSteps: readonly ReadonlySet<string>[],
-  step: ReadonlySet<string>,
-): AlignmentDetail {
+export function keywordAlignment(goal: ReadonlySet<string>, planSteps: readonly ReadonlySet<string>[], step: ReadonlySet<string>): AlignmentDetail {
   const goal_matches: string[] = []
   const plan_matches: string[] = []
   const refsEmpty = goal.size === 0 && planSteps.every((p) => p.size === 0)
@@ -133,10 +130,7 @@ export function recommendAction(s: ActionInputs): RecommendedAction {
 function isSpace(c: number): boolean {
   if (c <= 32) return c === 32 || (c >= 9 && c <= 13)
   if (c < 160) return false
-  return (
-    c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
-    c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
-  )
+  return c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
 }
 
 let wordHashes = new Float64Array(64)
@@ -144,7 +138,7 @@ let wordHashes = new Float64Array(64)
 /** Appends a 53-bit hash of every whitespace-separated word of `s` to `wordHashes`. */
 function pushWordHashes(s: string, count: number): number {
   let n = count
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     if (isSpace(s.charCodeAt(i))) {
       i++
       continue

@@ -116,7 +116,9 @@ export class GoalSession {
     const c = this.config
     return new GoalDNA(goal, {
       similarity: c.similarity,
-      drift_threshold: c.drift_threshold, consecutive_limit: c.consecutive_limit, history_size: c.history_size,
+      drift_threshold: c.drift_threshold,
+      consecutive_limit: c.consecutive_limit,
+      history_size: c.history_size,
       clock: this.clock,
       keep_events: false,
     })

@@ -5,26 +5,10 @@
 import { isoAt, wallClock, type Clock } from '../clock.js'
 import { cutText } from '../similarity/text.js'
 import { askLlm, buildVerifyPrompt, describeFallback, type LlmVerifyFn } from './llm-verify.js'
-import {
-  isAligned,
-  keywordAlignment,
-  LOOP_THRESHOLD,
-  recommendAction,
-  stateHash,
-  stemSet,
-  updateDrift,
-} from '../drift/step-alignment.js'
+import { isAligned, keywordAlignment, LOOP_THRESHOLD, recommendAction, stateHash, stemSet, updateDrift } from '../drift/step-alignment.js'
 import { PlanTerms } from './plan-terms.js'
 import type { Evidence } from '../drift/step-evidence.js'
-import {
-  copyRecord,
-  type GoalState,
-  type GoalTrackerJSON,
-  type GoalTrackerOptions,
-  type GoalTrackerSummary,
-  type StepVerification,
-  type VerificationRecord,
-} from './goal-state.js'
+import { copyRecord, type GoalState, type GoalTrackerJSON, type GoalTrackerOptions, type GoalTrackerSummary, type StepVerification, type VerificationRecord } from './goal-state.js'
 
 export type { GoalState, GoalTrackerJSON, GoalTrackerOptions, GoalTrackerSummary, StepVerification, VerificationRecord }
 

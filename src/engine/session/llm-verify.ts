@@ -59,11 +59,7 @@ export function parseLlmScore(answer: unknown): number | null {
   return inUnit(m[2] === '%' ? v / 100 : v)
 }
 
-export type LlmOutcome =
-  | { kind: 'score'; score: number }
-  | { kind: 'timeout' }
-  | { kind: 'error'; message: string }
-  | { kind: 'unparsable'; answer: string }
+export type LlmOutcome = { kind: 'score'; score: number } | { kind: 'timeout' } | { kind: 'error'; message: string } | { kind: 'unparsable'; answer: string }
 
 /** Runs `fn(prompt)` against a timeout; the timer is cleared whichever side wins. */
 export async function askLlm(fn: LlmVerifyFn, prompt: string, timeoutMs: number): Promise<LlmOutcome> {

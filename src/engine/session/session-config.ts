@@ -72,7 +72,6 @@ export class SessionConfigError extends RangeError {
   }
 }
 
-
 /** Fills the defaults and checks the cross-field rules the per-field schema cannot express. */
 export function resolveSessionConfig(input: SessionConfigInput = {}, base: SessionConfig = SESSION_CONFIG_DEFAULTS): SessionConfig {
   const { recitation, escalation, ...rest } = input

@@ -97,7 +97,7 @@ export class GramTable {
     this.values = new Float64Array(size)
     let norm2 = 0
     for (const [slot, w] of grams) {
-      let i = Math.imul(slot, 0x9e3779b1) >>> 0 & this.mask
+      let i = (Math.imul(slot, 0x9e3779b1) >>> 0) & this.mask
       while (this.keys[i] !== -1) i = (i + 1) & this.mask
       this.keys[i] = slot
       this.values[i] = w
@@ -108,7 +108,7 @@ export class GramTable {
 
   /** The weight of `slot`, 0 when absent. */
   get(slot: number): number {
-    for (let i = Math.imul(slot, 0x9e3779b1) >>> 0 & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = (Math.imul(slot, 0x9e3779b1) >>> 0) & this.mask; ; i = (i + 1) & this.mask) {
       const k = this.keys[i]!
       if (k === slot) return this.values[i]!
       if (k === -1) return 0

@@ -17,9 +17,7 @@ export class EmbeddingError extends Error {
 export function parseEmbeddings(json: unknown, count: number): Float64Array[] {
   const data = (json as { data?: unknown } | null)?.data
   if (!Array.isArray(data) || data.length !== count) throw new EmbeddingError(`answer has no data array of ${count} embedding(s)`)
-  const items = data.every((d) => typeof (d as { index?: unknown })?.index === 'number')
-    ? [...data].sort((a, b) => (a as { index: number }).index - (b as { index: number }).index)
-    : data
+  const items = data.every((d) => typeof (d as { index?: unknown })?.index === 'number') ? [...data].sort((a, b) => (a as { index: number }).index - (b as { index: number }).index) : data
   return items.map((d) => {
     const e = (d as { embedding?: unknown })?.embedding
     if (!Array.isArray(e) || e.length === 0) throw new EmbeddingError('answer has no data[].embedding array')

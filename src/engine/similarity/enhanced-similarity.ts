@@ -253,7 +253,6 @@ export function similarityToText(goal: GoalBag, text: string, noSignal: number):
   const words = Math.min(1, dot / Math.sqrt(goal.norm2 * scannedNorm2))
   const gramNorms = goal.grams.norm2 * gramNorm2
   const grams = gramNorms === 0 ? 0 : Math.min(1, gramDot / Math.sqrt(gramNorms))
-  const score = liftLowEvidence((1 - GRAM_SHARE) * words + GRAM_SHARE * grams, scannedNorm2) +
-    entityAdjustment(goal, text, scannedText, unlistedShared)
+  const score = liftLowEvidence((1 - GRAM_SHARE) * words + GRAM_SHARE * grams, scannedNorm2) + entityAdjustment(goal, text, scannedText, unlistedShared)
   return Math.min(1, Math.max(0, score))
 }

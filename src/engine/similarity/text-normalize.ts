@@ -2,8 +2,7 @@
  * How the `enhanced` similarity reads a text before weighing its words: lowercased, a tool call's
  * JSON keys dropped, dates written one way; and the calendar dates it names.
  */
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september',
-  'october', 'november', 'december']
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
 /** An ISO date, alone or opening a datetime (`2024-05-20T10:00`, whose `T` it takes too). */
 const ISO_DATE_RE = /\b(\d{4})-(\d{2})-(\d{2})(t(?=\d)|(?!\d))/g
 const ORDINAL_RE = /\b(\d+)(?:st|nd|rd|th)\b/g
@@ -21,9 +20,7 @@ export function normalizeText(text: string): string {
   // Most texts hold neither JSON nor a digit: skip those scans then.
   if (lower.includes('":')) lower = lower.replace(JSON_KEY_RE, ':')
   if (!DIGIT_RE.test(lower)) return lower
-  return lower
-    .replace(ISO_DATE_RE, (_m, y: string, m: string, d: string, t: string) => `${y} ${MONTHS[Number(m) - 1] ?? m} ${Number(d)}${t === '' ? '' : ' '}`)
-    .replace(ORDINAL_RE, '$1')
+  return lower.replace(ISO_DATE_RE, (_m, y: string, m: string, d: string, t: string) => `${y} ${MONTHS[Number(m) - 1] ?? m} ${Number(d)}${t === '' ? '' : ' '}`).replace(ORDINAL_RE, '$1')
 }
 
 /** A month's name or its usual abbreviation ("sept", "dec."); its first three letters name it. */

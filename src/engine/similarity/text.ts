@@ -17,7 +17,7 @@ export function tokenSet(text: string): Set<string> {
   const out = new Set<string>()
   const s = text.toLowerCase()
   const n = s.length
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const c = s.charCodeAt(i)
     if (!(c === 95 || (c >= 97 && c <= 122))) {
       i++

@@ -23,7 +23,12 @@ let gramsBuilt = false
 function rankMap(): Map<string, number> {
   if (ranks === undefined) {
     const text = readFileSync(new URL('../../../resources/word-ranks.txt', import.meta.url), 'utf8')
-    ranks = new Map(text.split('\n').filter((w) => w.length > 0).map((w, i) => [w, i]))
+    ranks = new Map(
+      text
+        .split('\n')
+        .filter((w) => w.length > 0)
+        .map((w, i) => [w, i]),
+    )
     // Unlisted words are rarer than anything listed; the GloVe vocabulary itself holds 400k.
     unknownWeight = rankWeight(4 * ranks.size) ** WEIGHT_POWER
   }

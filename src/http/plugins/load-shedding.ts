@@ -30,7 +30,7 @@ export interface LoadSheddingOptions {
 function declaredBodyBytes(request: FastifyRequest): number {
   const length = Number(request.headers['content-length'])
   if (Number.isFinite(length) && length > 0) return length
-  return request.headers['transfer-encoding'] !== undefined ? request.routeOptions.bodyLimit ?? 0 : 0
+  return request.headers['transfer-encoding'] !== undefined ? (request.routeOptions.bodyLimit ?? 0) : 0
 }
 
 /**

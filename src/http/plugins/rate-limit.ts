@@ -35,8 +35,7 @@ export const rateLimiting = fp<{ perMinute: number; shared?: SqlDatabase | undef
       timeWindow: 60_000,
       allowList: (request) => request.routeOptions.config.auth === 'none' || isSelfCall(request),
       keyGenerator: (request) => request.agentId || (request.isAdmin ? 'admin' : `ip:${request.ip}`),
-      errorResponseBuilder: (_request, context) =>
-        tooMany(`Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),
+      errorResponseBuilder: (_request, context) => tooMany(`Rate limit of ${context.max} requests per minute exceeded; retry in ${context.after}.`, Math.ceil(context.ttl / 1000)),
     })
   },
   { name: 'rate-limit', fastify: '5.x', dependencies: ['auth', 'problem-json'] },
