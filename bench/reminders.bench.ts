@@ -98,7 +98,7 @@ const clock = () => NOW
 function setup() {
   const h = openDb(':memory:')
   runMigrations(h)
-  const settings = new SettingsService(h.db, clock)
+  const settings = new SettingsService(new ReminderRepository(h.db), clock)
   const repo = new ReminderRepository(h.db)
   const reminders = new RemindersService(repo, settings, clock)
   const search = new ReminderSearch(repo)

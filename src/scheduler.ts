@@ -5,6 +5,8 @@ import type { DbHandle } from './db/client.js'
 import { SqliteDatabase } from './db/sqlite-database.js'
 import { wallClock } from './engine/clock.js'
 import type { Metrics } from './metrics.js'
+import { ReminderRepository } from './reminders/repository.js'
+import type { SettingsService } from './reminders/settings.js'
 import { Ticker } from './reminders/ticker.js'
 import { Dispatcher } from './webhooks/dispatcher.js'
 
@@ -23,7 +25,7 @@ export class Scheduler {
   private readonly ticker: Ticker
   private checkpointer: Checkpointer | undefined
 
-  constructor(deps: { handle: DbHandle; config: Pick<Config, 'webhook' | 'leaseMs'>; metrics: Metrics; log: FastifyBaseLogger }) {
+  constructor(deps: { handle: DbHandle; config: Pick<Config, 'webhook' | 'leaseMs'>; metrics: Metrics; log: FastifyBaseLogger; settings: SettingsService }) {
     this.handle = deps.handle
     this.log = deps.log
     const onError = (err: unknown) => deps.log.error({ err }, 'scheduler error')
@@ -36,7 +38,7 @@ export class Scheduler {
       onError,
       onAttempt: (outcome) => deps.metrics.webhookAttempts.inc({ outcome }),
     })
-    this.ticker = new Ticker({ db: deps.handle.db, clock: wallClock, dispatcher, leaseMs: deps.config.leaseMs, onError })
+    this.ticker = new Ticker({ repo: new ReminderRepository(deps.handle.db), settings: deps.settings, clock: wallClock, dispatcher, leaseMs: deps.config.leaseMs, onError })
   }
 
   start(): void {

@@ -19,7 +19,7 @@ export async function start(env: Record<string, string | undefined> = process.en
   }
   // Reminders, webhook deliveries and SQLite's checkpoints, stopped before the database closes
   // (onClose hooks run last-added first, and buildApp added the one that closes it first).
-  const scheduler = new Scheduler({ handle, config, metrics: app.metrics, log: app.log })
+  const scheduler = new Scheduler({ handle, config, metrics: app.metrics, log: app.log, settings: app.services.settings })
   app.addHook('onClose', () => scheduler.stop())
   try {
     await app.listen({ host: config.host, port: config.port })

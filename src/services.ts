@@ -26,7 +26,7 @@ export interface ServiceDeps {
 /** Every service, built once per app from its deps (no singletons). Add new services here. */
 export function createServices(deps: ServiceDeps) {
   const reminderRepo = new ReminderRepository(deps.handle.db)
-  const settings = new SettingsService(deps.handle.db, deps.clock)
+  const settings = new SettingsService(reminderRepo, deps.clock)
   const reminders = new RemindersService(reminderRepo, settings, deps.clock)
   const reminderSearch = new ReminderSearch(reminderRepo)
   const sessions = new SessionsService({

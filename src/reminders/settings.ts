@@ -9,7 +9,7 @@ import { fieldPath, unprocessable } from '../errors.js'
 import { fromRequest } from './model.js'
 import { validateTimezone } from './occurrences.js'
 import { isHhMm } from './quiet-hours.js'
-import { ReminderRepository } from './repository.js'
+import type { ReminderRepository } from './repository.js'
 import { computeNextFire } from './schedule.js'
 import { resolveSessionConfig, SessionConfigError, type SessionConfigInput } from '../engine/session/session-config.js'
 import { badRequest } from '../errors.js'
@@ -83,11 +83,11 @@ export class SettingsService {
   private readonly clock: Clock
   private readonly forUpdate: string
 
-  constructor(db: SqlDatabase, clock: Clock) {
-    this.db = db
+  constructor(reminders: ReminderRepository, clock: Clock) {
+    this.db = reminders.db
     this.clock = clock
-    this.reminders = new ReminderRepository(db)
-    this.forUpdate = db.dialect === 'postgres' ? ' FOR UPDATE' : ''
+    this.reminders = reminders
+    this.forUpdate = this.db.dialect === 'postgres' ? ' FOR UPDATE' : ''
   }
 
   async get(agentId: string): Promise<AgentSettings> {

@@ -2,12 +2,15 @@ import { Cron } from 'croner'
 import type { SqlDatabase } from '../db/database.js'
 import type { Clock } from '../engine/clock.js'
 import { fireDue } from './fire.js'
-import { ReminderRepository, type Claim } from './repository.js'
-import { SettingsService, type AgentSettings } from './settings.js'
+import type { ReminderRepository, Claim } from './repository.js'
+import type { SettingsService, AgentSettings } from './settings.js'
 import type { Dispatcher } from '../webhooks/dispatcher.js'
 
 export interface TickerOptions {
-  db: SqlDatabase
+  /** The reminders' rows, and the database their claims and fires are written in. */
+  repo: ReminderRepository
+  /** The agents' settings: their timezone and quiet hours decide how a reminder fires. */
+  settings: SettingsService
   clock: Clock
   /** Runs on the same tick after reminders are fired; omitted in tests that only look at the outbox. */
   dispatcher?: Dispatcher
@@ -55,9 +58,9 @@ export class Ticker {
   private held: Claim[] = []
 
   constructor(opts: TickerOptions) {
-    this.db = opts.db
-    this.repo = new ReminderRepository(opts.db)
-    this.settings = new SettingsService(opts.db, opts.clock)
+    this.db = opts.repo.db
+    this.repo = opts.repo
+    this.settings = opts.settings
     this.clock = opts.clock
     this.dispatcher = opts.dispatcher
     this.batchSize = opts.batchSize ?? 500

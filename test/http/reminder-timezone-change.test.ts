@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { Ticker } from '../../src/reminders/ticker.js'
 import { buildTestApp, subscribeToEvents } from '../helpers.js'
+import { reminderParts } from '../reminders/fixtures.js'
 
 /** A settings change re-plans recurring reminders; a quiet-hours hold from the old plan must not outlive it. */
 describe('PUT /v1/settings with a new timezone re-plans recurring reminders', () => {
@@ -10,7 +11,7 @@ describe('PUT /v1/settings with a new timezone re-plans recurring reminders', ()
     const t = await buildTestApp({ clock })
     const a = await t.createAgent('a')
     await subscribeToEvents(t.db, a.id)
-    const ticker = new Ticker({ db: t.db, clock })
+    const ticker = new Ticker({ ...reminderParts(t.db, clock), clock })
     const tickAt = (iso: string) => {
       time.now = Date.parse(iso)
       return ticker.tick(time.now)

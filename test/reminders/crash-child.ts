@@ -28,7 +28,7 @@ const settings = { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true, timeout
 if (MODE === 'setup') {
   await handle.db.run("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)")
   const w = await new WebhooksService(handle.db, clock, settings).create('agt_a', { url: RECEIVER })
-  const reminders = new RemindersService(new ReminderRepository(handle.db), new SettingsService(handle.db, clock), clock)
+  const reminders = new RemindersService(new ReminderRepository(handle.db), new SettingsService(new ReminderRepository(handle.db), clock), clock)
   const ids: Record<string, string> = {}
   for (const p of ['once', 'skip', 'all'] as const) {
     ids[p] = (await reminders.create('agt_a', { title: p, missed_policy: p, trigger: { type: 'recurring', cron: '0 * * * *' } })).id
@@ -45,12 +45,12 @@ if (MODE === 'setup') {
   await dispatcher.recover()
   if (MODE === 'claim-and-die') {
     // Fire without pumping, claim by hand, and die before anything is sent.
-    await new Ticker({ db: handle.db, clock }).tick(now)
+    await new Ticker({ repo: new ReminderRepository(handle.db), settings: new SettingsService(new ReminderRepository(handle.db), clock), clock }).tick(now)
     await new DeliveryRepository(handle.db, settings, settings.timeoutMs + 30_000).claim(now, 1_000)
     await handle.db.committed()
     process.kill(process.pid, 'SIGKILL')
   }
-  const ticker = new Ticker({ db: handle.db, clock, dispatcher })
+  const ticker = new Ticker({ repo: new ReminderRepository(handle.db), settings: new SettingsService(new ReminderRepository(handle.db), clock), clock, dispatcher })
   const result = await ticker.tick(now)
   await dispatcher.runDue()
   await dispatcher.stop(1_000)

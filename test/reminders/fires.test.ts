@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { Ticker } from '../../src/reminders/ticker.js'
 import type { Reminder } from '../../src/reminders/model.js'
 import { TurnsService } from '../../src/reminders/turns.js'
-import { reminderFixture, type ReminderFixture } from './fixtures.js'
+import { reminderFixture, type ReminderFixture, reminderParts } from './fixtures.js'
 
 /** Every firing path (ticker, trigger now, turn start) must leave a reminder in the same state. */
 let f: ReminderFixture
@@ -10,7 +10,7 @@ let ticker: Ticker
 let turns: TurnsService
 beforeEach(async () => {
   f = await reminderFixture('2026-11-22T09:00:00.000Z')
-  ticker = new Ticker({ db: f.db, clock: f.clock })
+  ticker = new Ticker({ ...reminderParts(f.db, f.clock), clock: f.clock })
   turns = new TurnsService({ reminders: f.reminders, repo: f.repo, settings: f.settings, search: f.search, clock: f.clock })
 })
 

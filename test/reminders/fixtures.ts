@@ -1,4 +1,6 @@
 import type { DbHandle } from '../../src/db/client.js'
+import type { SqlDatabase } from '../../src/db/database.js'
+import type { Clock } from '../../src/engine/clock.js'
 import { ReminderRepository } from '../../src/reminders/repository.js'
 import { RemindersService } from '../../src/reminders/service.js'
 import { ReminderSearch } from '../../src/reminders/search.js'
@@ -16,7 +18,7 @@ export async function reminderFixture(startIso = '2026-11-22T09:00:00.000Z') {
     await db.run('INSERT INTO agents (id, name, created_at) VALUES (?, ?, 0)', [id, id])
     await subscribeToEvents(db, id)
   }
-  const settings = new SettingsService(db, clock)
+  const settings = new SettingsService(new ReminderRepository(db), clock)
   const repo = new ReminderRepository(db)
   const reminders = new RemindersService(repo, settings, clock)
   const search = new ReminderSearch(repo)
@@ -68,4 +70,10 @@ export async function insertDue(db: DbHandle['db'], agentId: string, n: number, 
     }
   })
   return ids
+}
+
+/** What a Ticker reads and writes through on `db`: the reminders' repository and the agents' settings. */
+export function reminderParts(db: SqlDatabase, clock: Clock): { repo: ReminderRepository; settings: SettingsService } {
+  const repo = new ReminderRepository(db)
+  return { repo, settings: new SettingsService(repo, clock) }
 }

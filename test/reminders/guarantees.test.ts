@@ -6,6 +6,7 @@ import { SettingsService } from '../../src/reminders/settings.js'
 import { Ticker } from '../../src/reminders/ticker.js'
 import { backend, sqliteOf } from '../helpers.js'
 import { announced, twoHandles } from './two-handles.js'
+import { reminderParts } from './fixtures.js'
 
 /**
  * The scheduler's two promises, each checked so that removing what keeps it fails a test:
@@ -22,12 +23,12 @@ describe('each occurrence is announced once', () => {
   it('two tickers: one whose lease ran out before it fired finds its claims retaken and fires nothing', async () => {
     const [one, two] = await twoHandles()
     const clock = () => at('2026-11-22T10:00:00.200Z')
-    const reminders = new RemindersService(new ReminderRepository(one.db), new SettingsService(one.db, clock), () => at('2026-11-22T09:00:00Z'))
+    const reminders = new RemindersService(new ReminderRepository(one.db), new SettingsService(new ReminderRepository(one.db), clock), () => at('2026-11-22T09:00:00Z'))
     const hourly = await reminders.create('agt_a', { title: 'hourly', trigger: { type: 'recurring', cron: '0 * * * *' } })
     const once = await reminders.create('agt_a', { title: 'once', trigger: { type: 'scheduled', at: '2026-11-22T10:00:00Z' } })
     await one.db.committed()
-    const tickerOne = new Ticker({ db: one.db, clock, leaseMs: 1_000 })
-    const tickerTwo = new Ticker({ db: two.db, clock, leaseMs: 1_000 })
+    const tickerOne = new Ticker({ ...reminderParts(one.db, clock), clock, leaseMs: 1_000 })
+    const tickerTwo = new Ticker({ ...reminderParts(two.db, clock), clock, leaseMs: 1_000 })
 
     // Ticker one claims; before it fires, it stalls past its lease and ticker two retakes and fires them all.
     const claim = ReminderRepository.prototype.claimDue
@@ -80,10 +81,10 @@ describe('a fire and its outbox message commit together', () => {
   it('the ticker: a failed outbox write leaves the batch unfired (claimed), and its next tick fires it once, within the lease', async () => {
     const [h] = await twoHandles()
     const clock = () => at('2026-11-22T10:00:00.200Z')
-    const reminders = new RemindersService(new ReminderRepository(h.db), new SettingsService(h.db, clock), () => at('2026-11-22T09:00:00Z'))
+    const reminders = new RemindersService(new ReminderRepository(h.db), new SettingsService(new ReminderRepository(h.db), clock), () => at('2026-11-22T09:00:00Z'))
     const hourly = await reminders.create('agt_a', { title: 'hourly', trigger: { type: 'recurring', cron: '0 * * * *' } })
     await reminders.create('agt_a', { title: 'once', trigger: { type: 'scheduled', at: '2026-11-22T09:59:00Z' } })
-    const ticker = new Ticker({ db: h.db, clock, leaseMs: 1_000 })
+    const ticker = new Ticker({ ...reminderParts(h.db, clock), clock, leaseMs: 1_000 })
     const before = await state(h)
     const outbox = await breakOutbox(h)
     await expect(ticker.tick(clock())).rejects.toThrow(/outbox down/)
@@ -101,7 +102,7 @@ describe('a fire and its outbox message commit together', () => {
 
   it('trigger now: a failed outbox write leaves the reminder as it was', async () => {
     const [h] = await twoHandles()
-    const reminders = new RemindersService(new ReminderRepository(h.db), new SettingsService(h.db, () => 0), () => at('2026-11-22T09:00:00Z'))
+    const reminders = new RemindersService(new ReminderRepository(h.db), new SettingsService(new ReminderRepository(h.db), () => 0), () => at('2026-11-22T09:00:00Z'))
     const r = await reminders.create('agt_a', { title: 'pay', trigger: { type: 'scheduled', at: '2026-11-23T09:00:00Z' } })
     const before = await state(h)
     const outbox = await breakOutbox(h)

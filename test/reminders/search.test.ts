@@ -112,7 +112,7 @@ describe.skipIf(backend === 'postgres')('FTS migration', () => {
       runMigrations(first)
       first.sqlite.prepare("INSERT INTO agents (id, name, created_at) VALUES ('agt_a', 'a', 0)").run()
       const clock = () => Date.parse('2026-11-22T09:00:00Z')
-      const svc = new RemindersService(new ReminderRepository(first.db), new SettingsService(first.db, clock), clock)
+      const svc = new RemindersService(new ReminderRepository(first.db), new SettingsService(new ReminderRepository(first.db), clock), clock)
       const kept = await svc.create('agt_a', { title: 'persistent lighthouse', trigger: ctx('x') })
       await first.close()
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ReminderRepository } from '../../src/reminders/repository.js'
 import { Ticker } from '../../src/reminders/ticker.js'
 import { backend } from '../helpers.js'
-import { insertDue } from './fixtures.js'
+import { insertDue, reminderParts } from './fixtures.js'
 import { twoHandles } from './two-handles.js'
 
 const due = Date.parse('2026-11-22T10:00:00Z')
@@ -27,8 +27,8 @@ describe.skipIf(backend !== 'postgres')('tickers on two replicas', () => {
     const [one, two] = await twoHandles()
     const ids = await insertDue(one.db, 'agt_a', 200, due)
     // Small batches so the two interleave claim after claim.
-    const a = new Ticker({ db: one.db, clock: () => now, batchSize: 7, tickBudgetMs: 60_000 })
-    const b = new Ticker({ db: two.db, clock: () => now, batchSize: 7, tickBudgetMs: 60_000 })
+    const a = new Ticker({ ...reminderParts(one.db, () => now), clock: () => now, batchSize: 7, tickBudgetMs: 60_000 })
+    const b = new Ticker({ ...reminderParts(two.db, () => now), clock: () => now, batchSize: 7, tickBudgetMs: 60_000 })
     const results = await Promise.all([a.tick(now), b.tick(now), a.tick(now), b.tick(now)])
     const fired = results.reduce((n, r) => n + r.fired, 0)
     expect(fired).toBe(200)
@@ -50,7 +50,7 @@ describe.skipIf(backend !== 'postgres')('tickers on two replicas', () => {
     // Replica one claims a batch, then "dies" (kill -9): it never fires nor releases.
     const dead = await new ReminderRepository(one.db).claimDue(now, now + leaseMs, 12)
     expect(dead).toHaveLength(12)
-    const survivor = new Ticker({ db: two.db, clock: () => now, leaseMs })
+    const survivor = new Ticker({ ...reminderParts(two.db, () => now), clock: () => now, leaseMs })
     // While the lease holds, only the unclaimed 8 fire; the dead replica's claims are left alone.
     expect((await survivor.tick(now)).fired).toBe(8)
     expect((await survivor.tick(now + leaseMs - 1)).fired).toBe(0)
@@ -71,7 +71,7 @@ describe("ticker leases on the run's backend", () => {
     await insertDue(one.db, 'agt_a', 3, due)
     await new ReminderRepository(one.db).claimDue(now, now + 5_000, 10)
     // A restart (a new Ticker) does not release live claims at start: they run out on their own.
-    const restarted = new Ticker({ db: one.db, clock: () => now })
+    const restarted = new Ticker({ ...reminderParts(one.db, () => now), clock: () => now })
     expect((await restarted.tick(now + 4_999)).fired).toBe(0)
     expect((await restarted.tick(now + 5_000)).fired).toBe(3)
   })

@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { Ticker } from '../../src/reminders/ticker.js'
-import { insertDue, reminderFixture, type ReminderFixture } from './fixtures.js'
+import { insertDue, reminderFixture, type ReminderFixture, reminderParts } from './fixtures.js'
 
 let f: ReminderFixture
 let ticker: Ticker
 beforeEach(async () => {
   f = await reminderFixture('2026-11-22T09:00:00.000Z')
-  ticker = new Ticker({ db: f.db, clock: f.clock })
+  ticker = new Ticker({ ...reminderParts(f.db, f.clock), clock: f.clock })
 })
 
 interface Fired {
