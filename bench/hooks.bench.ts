@@ -7,8 +7,8 @@
  *
  * Run: `npm run bench:hooks` (`--sessions 200 --rates 200,500,1000 --seconds 10`).
  */
-import { ADMIN_TOKEN, buildDist, startGoalkeeper } from './child-server.js'
-import { flag, flagValue, prng } from './load.js'
+import { buildDist, startGoalkeeper } from './child-server.js'
+import { createAgent, flag, flagValue, prng } from './load.js'
 import { latencyLine, openLoop, quantile } from './open-loop.js'
 
 const SESSIONS = flag('sessions', 200)
@@ -54,12 +54,7 @@ async function main(): Promise<void> {
   buildDist()
   const server = await startGoalkeeper()
   try {
-    const res = await fetch(`${server.baseUrl}/v1/agents`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench' }),
-    })
-    const { api_key } = (await res.json()) as { api_key: string }
+    const api_key = await createAgent(server)
     const headers = { authorization: `Bearer ${api_key}` }
     const sessions = Array.from({ length: SESSIONS }, (_, i) => `cc-bench-${i}`)
     for (const s of sessions) {

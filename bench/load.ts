@@ -78,10 +78,14 @@ async function post(server: ChildServer, path: string, token: string, body: unkn
   return json
 }
 
-/** One agent (through the admin API) and `count` sessions with the goal and plan, created concurrently. */
+/** A new agent's API key, through the admin API. */
+export async function createAgent(server: ChildServer): Promise<string> {
+  return (await post(server, '/v1/agents', ADMIN_TOKEN, { name: 'bench' })).api_key as string
+}
+
+/** One agent and `count` sessions with the goal and plan, created concurrently. */
 export async function createFixture(server: ChildServer, count: number, concurrency = 16): Promise<Fixture> {
-  const agent = await post(server, '/v1/agents', ADMIN_TOKEN, { name: 'bench' })
-  const apiKey = agent.api_key as string
+  const apiKey = await createAgent(server)
   const sessionIds: string[] = new Array(count)
   let next = 0
   const worker = async () => {

@@ -15,8 +15,8 @@ import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { encodeRequest } from '../src/otlp/proto.js'
-import { ADMIN_TOKEN, buildDist, startGoalkeeper } from './child-server.js'
-import { flag, prng } from './load.js'
+import { buildDist, startGoalkeeper } from './child-server.js'
+import { createAgent, flag, prng } from './load.js'
 import { latencyLine, openLoop, quantile } from './open-loop.js'
 
 const RATE = flag('rate', 2000)
@@ -104,12 +104,7 @@ async function drained(baseUrl: string): Promise<number> {
 async function phase(name: string, spansPerSecond: number, seconds: number, seed: number): Promise<boolean> {
   const server = await startGoalkeeper()
   try {
-    const res = await fetch(`${server.baseUrl}/v1/agents`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench' }),
-    })
-    const { api_key } = (await res.json()) as { api_key: string }
+    const api_key = await createAgent(server)
     const next = batches(CONVERSATIONS, seed)
     // Bodies built before the clock starts: the generator must not be what falls behind.
     const rate = spansPerSecond / BATCH
