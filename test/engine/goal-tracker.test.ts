@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { GoalTracker, HISTORY_MAX, type GoalTrackerJSON } from '../../src/engine/session/goal-tracker.js'
@@ -118,6 +120,25 @@ describe('drift, loops and stalls', () => {
     expect(stateHash('Fix\u00a0the\tbug', '  Tests\npass ')).toBe(stateHash('fix the bug', 'tests pass'))
     // Only the first 200 characters of the output count.
     expect(stateHash('x', `${'a '.repeat(100)}tail`)).toBe(stateHash('x', 'a'))
+  })
+
+  it('keeps the hash format stored in snapshots: 14 hex digits', () => {
+    expect(stateHash('implement the login endpoint', 'ok')).toBe('b38e9ac5186c7a')
+    expect(stateHash('', '')).toBe('b533500bb1db7f')
+  })
+
+  it('a kept hash is a flat string, not a slice holding a longer string alive (a session keeps up to 200)', () => {
+    // In a process of its own, collected before and after: 72 bytes a hash when it was sliced from 16 digits.
+    const module = fileURLToPath(new URL('../../src/engine/drift/step-alignment.ts', import.meta.url))
+    const script = `
+      import { stateHash } from ${JSON.stringify(module)}
+      const kept = new Array(50000)
+      gc(); const before = process.memoryUsage().heapUsed
+      for (let i = 0; i < kept.length; i++) kept[i] = stateHash('step ' + i, 'ok')
+      gc(); console.log((process.memoryUsage().heapUsed - before) / kept.length)`
+    const perHash = Number(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }))
+    expect(perHash).toBeGreaterThan(16)
+    expect(perHash).toBeLessThan(48)
   })
 
   it('tells apart long steps that share their alphabetically first 20 words', () => {
