@@ -87,7 +87,7 @@ export class SessionsService implements TurnPartsProvider {
       db: deps.db,
       clock: deps.clock,
       metrics: deps.metrics,
-      engineOptions: deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs },
+      engineOptions: deps.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: deps.llmTimeoutMs },
       cacheMax: deps.cacheMax,
       cacheMaxBytes: deps.cacheMaxBytes,
     })
@@ -333,7 +333,7 @@ export class SessionsService implements TurnPartsProvider {
   injectRecitation<M extends ChatMessage>(agentId: string, id: string, input: { iteration: number; messages: M[]; context_tokens?: number; force?: boolean }): Promise<RecitationInjection<M>> {
     return this.write(agentId, id, (s) => ({
       result: s.injectRecitation(input.iteration, input.messages, {
-        ...(input.context_tokens === undefined ? {} : { context_tokens: input.context_tokens }),
+        ...(input.context_tokens === undefined ? {} : { contextTokens: input.context_tokens }),
         ...(input.force === undefined ? {} : { force: input.force }),
       }),
     }))

@@ -64,7 +64,7 @@ export interface StepSignals {
 export interface LoopSettings {
   kinds: ReadonlySet<LoopKind>
   thresholds: Readonly<Record<LoopKind, number>>
-  exempt_tools: ReadonlySet<string>
+  exemptTools: ReadonlySet<string>
 }
 
 /** Steps kept: OpenHands looks at its last 20 events; a larger threshold of a kind that is on keeps that many. */
@@ -210,7 +210,7 @@ export class LoopDetector {
 
   /** Whether a step with this tool is left out of loop detection. */
   static exempt(settings: LoopSettings, signals: StepSignals): boolean {
-    return signals.tool !== undefined && settings.exempt_tools.has(signals.tool.name)
+    return signals.tool !== undefined && settings.exemptTools.has(signals.tool.name)
   }
 
   /**

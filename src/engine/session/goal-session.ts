@@ -65,7 +65,7 @@ export class GoalSession {
   constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}, stored?: GoalSessionJSON) {
     this.config = resolveSessionConfig(stored ? init.config : { ...NEW_SESSION_DETECTION, ...init.config })
     this.clock = options.clock ?? wallClock
-    this.llmTimeoutMs = options.llm_timeout_ms
+    this.llmTimeoutMs = options.llmTimeoutMs
     this.goalText = init.goal
     const c = this.config
     const clock = this.clock
@@ -73,8 +73,8 @@ export class GoalSession {
       this.stepCount = stored.step_count
       this.context = structuredClone(stored.context)
       this.tracker = GoalTracker.fromJSON(stored.tracker, this.trackerOptions())
-      this.dna = GoalDNA.fromJSON(stored.dna, { clock, keep_events: false })
-      this.injector = GoalReminderInjector.fromJSON(stored.reminder, clock, { history_text: false })
+      this.dna = GoalDNA.fromJSON(stored.dna, { clock, keepEvents: false })
+      this.injector = GoalReminderInjector.fromJSON(stored.reminder, clock, { historyText: false })
       this.recitationManager = RecitationManager.fromJSON(stored.recitation, { clock })
       this.turn = AgentTurn.fromJSON(stored.turn)
       this.todos = TodoList.fromJSON(stored.todos)
@@ -92,7 +92,7 @@ export class GoalSession {
       max_tried: c.max_tried,
       drift_warning_threshold: c.drift_warning_threshold,
       clock,
-      history_text: false,
+      historyText: false,
     })
     this.injector.setGoal(init.goal)
     // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
@@ -105,7 +105,7 @@ export class GoalSession {
 
   /** The step log lives in the steps table, so the tracker keeps no verification history. */
   private trackerOptions() {
-    return { clock: this.clock, keep_history: false, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) }
+    return { clock: this.clock, keepHistory: false, ...(this.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: this.llmTimeoutMs }) }
   }
 
   private newTracker(goal: string): GoalTracker {
@@ -116,11 +116,11 @@ export class GoalSession {
     const c = this.config
     return new GoalDNA(goal, {
       similarity: c.similarity,
-      drift_threshold: c.drift_threshold,
-      consecutive_limit: c.consecutive_limit,
-      history_size: c.history_size,
+      driftThreshold: c.drift_threshold,
+      consecutiveLimit: c.consecutive_limit,
+      historySize: c.history_size,
       clock: this.clock,
-      keep_events: false,
+      keepEvents: false,
     })
   }
 
@@ -259,8 +259,8 @@ export class GoalSession {
     if (goal === null) return
     this.goalText = goal
     this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
-    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
-    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keepEvents: false })
+    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { historyText: false })
     if (this.reader !== null) this.reader = StepReader.fromJSON(goal, this.tracker.getPlan(), this.reader.toJSON())
   }
 
@@ -363,25 +363,25 @@ export class GoalSession {
     return {}
   }
 
-  private recitationState(iteration: number, context_tokens?: number): RecitationState {
-    return recitationStateOf(this.goalText, this.context, this.tracker, iteration, context_tokens)
+  private recitationState(iteration: number, contextTokens?: number): RecitationState {
+    return recitationStateOf(this.goalText, this.context, this.tracker, iteration, contextTokens)
   }
 
   /** Read-only: what an injection at `iteration` would do, without recording it. */
-  recitation(iteration: number, context_tokens?: number): RecitationPreview {
-    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, context_tokens))
+  recitation(iteration: number, contextTokens?: number): RecitationPreview {
+    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, contextTokens))
   }
 
   /**
    * Inserts the block before the last user message when due (or forced) and records the injection.
    * With skip_unchanged, a due block identical to the last one injected is held back (`skipped`).
    */
-  injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { context_tokens?: number; force?: boolean } = {}): RecitationInjection<M> {
-    if (this.detection.settings.skip_unchanged && opts.force !== true) {
-      const { skipped } = this.recitation(iteration, opts.context_tokens)
+  injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { contextTokens?: number; force?: boolean } = {}): RecitationInjection<M> {
+    if (this.detection.settings.skipUnchanged && opts.force !== true) {
+      const { skipped } = this.recitation(iteration, opts.contextTokens)
       if (skipped !== undefined) return { messages, injected: false, recitation: null, skipped }
     }
-    const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.context_tokens), { force: opts.force === true })
+    const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.contextTokens), { force: opts.force === true })
     if (r.recitation !== null && r.injected) this.detection.recordInjected('recitation', r.recitation.content, iteration)
     return {
       messages: r.messages,
@@ -399,7 +399,7 @@ export class GoalSession {
    * events live in their own tables, so the tracker's verification history and the GoalDNA event
    * list are left out, and reminder history keeps only its entries' metadata (its size is all a
    * session reports). None of these feed any later result, so the session does not even keep
-   * them in memory (`keep_history`, `keep_events`, `history_text` off).
+   * them in memory (`keepHistory`, `keepEvents`, `historyText` off).
    */
   toJSON(): GoalSessionJSON {
     return {

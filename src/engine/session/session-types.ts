@@ -93,5 +93,5 @@ export interface GoalSessionJSON {
 export interface GoalSessionOptions {
   clock?: Clock
   /** How long an LLM verification may take before the heuristic is used, ms. */
-  llm_timeout_ms?: number
+  llmTimeoutMs?: number
 }
