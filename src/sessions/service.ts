@@ -43,7 +43,7 @@ import {
 } from './model.js'
 import { prepareOpinion } from './opinion-lookup.js'
 import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
-import type { SessionFilter } from './repository.js'
+import { SessionRepository, type SessionFilter } from './repository.js'
 import { assertActive, type Outcome } from './outcome.js'
 import { SessionStore } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
@@ -66,7 +66,8 @@ export interface SessionsDeps {
 }
 
 export class SessionsService implements TurnPartsProvider {
-  readonly store: SessionStore
+  private readonly store: SessionStore
+  private readonly repo: SessionRepository
   private readonly db: SqlDatabase
   private readonly clock: Clock
   private readonly metrics: Metrics
@@ -83,8 +84,10 @@ export class SessionsService implements TurnPartsProvider {
     this.llmVerify = deps.llmVerify
     this.llmOpinion = deps.llmOpinion
     this.embeddings = deps.embeddings
+    this.repo = new SessionRepository(deps.db)
     this.store = new SessionStore({
       db: deps.db,
+      repo: this.repo,
       clock: deps.clock,
       metrics: deps.metrics,
       engineOptions: deps.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: deps.llmTimeoutMs },
@@ -115,7 +118,7 @@ export class SessionsService implements TurnPartsProvider {
       if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: fieldPath('body', 'config', err.field), message: err.message }])
       throw err
     }
-    if (input.parent_id !== undefined && (await this.store.repo.key(agentId, input.parent_id)) === undefined) {
+    if (input.parent_id !== undefined && (await this.repo.key(agentId, input.parent_id)) === undefined) {
       throw badRequest(`parent_id ${JSON.stringify(input.parent_id)} is not a session of this agent.`, [{ path: fieldPath('body', 'parent_id'), message: 'no such session' }])
     }
     const now = this.clock()
@@ -136,7 +139,7 @@ export class SessionsService implements TurnPartsProvider {
     }
     const snapshot = JSON.stringify(session.toJSON())
     return await uow.run(async () => {
-      if (!(await this.store.repo.insert(row, snapshot))) {
+      if (!(await this.repo.insert(row, snapshot))) {
         throw conflict(`A session with external_id ${JSON.stringify(input.external_id)} exists already; find it with GET /v1/sessions?external_id=.`)
       }
       return toSession(row)
@@ -145,20 +148,20 @@ export class SessionsService implements TurnPartsProvider {
 
   /** The agent's session with this external id, or undefined. */
   async byExternalId(agentId: string, externalId: string): Promise<Session | undefined> {
-    const row = await this.store.repo.byExternalId(agentId, externalId)
+    const row = await this.repo.byExternalId(agentId, externalId)
     return row === undefined ? undefined : toSession(row)
   }
 
   async list(agentId: string, filter: SessionFilter, limit: number, cursor?: string): Promise<Page<Session>> {
-    const page = pageOf(await this.store.repo.list(agentId, filter, limit, cursor), limit)
+    const page = pageOf(await this.repo.list(agentId, filter, limit, cursor), limit)
     return { ...page, items: page.items.map(toSession) }
   }
 
   /** The dashboard's list: newest first, each session with its step count, last verdict and recent similarity. */
   async overview(agentId: string, filter: SessionFilter, limit: number, cursor?: string): Promise<Page<SessionDigest>> {
-    const page = pageOf(await this.store.repo.list(agentId, filter, limit, cursor, true), limit)
+    const page = pageOf(await this.repo.list(agentId, filter, limit, cursor, true), limit)
     // Concurrent: on PostgreSQL each is a round trip of its own.
-    const items = await Promise.all(page.items.map(async (row) => toDigest(row, await this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))))
+    const items = await Promise.all(page.items.map(async (row) => toDigest(row, await this.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))))
     return { ...page, items }
   }
 
@@ -167,7 +170,7 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   async delete(agentId: string, id: string): Promise<void> {
-    const removed = await this.store.repo.remove(agentId, id)
+    const removed = await this.repo.remove(agentId, id)
     this.store.forget(id)
     if (!removed) throw notFound('session', id)
   }
@@ -183,7 +186,7 @@ export class SessionsService implements TurnPartsProvider {
         metadata: patch.metadata === undefined ? meta.metadata : JSON.stringify(patch.metadata),
         updated_at: this.clock(),
       }
-      await this.store.repo.writeAttrs(next)
+      await this.repo.writeAttrs(next)
       return toSession({ ...meta, ...next, version: meta.version + 1 })
     })
   }
@@ -234,7 +237,7 @@ export class SessionsService implements TurnPartsProvider {
     assertActive(meta)
     const looked = await lookUp(this.embeddings, meta, description)
     // A step with an opinion is not replayable as a journal entry (a replay asks no LLM): it takes a snapshot.
-    const opinion = await prepareOpinion(this.store, this.llmOpinion, meta, description, output)
+    const opinion = await prepareOpinion(this.store, this.repo, this.llmOpinion, meta, description, output)
     const llmVerify = this.llmVerify
     if (llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
       return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, similarityFor(s, looked), signals, opinion), looked, opinion !== undefined), uow))
@@ -262,7 +265,7 @@ export class SessionsService implements TurnPartsProvider {
 
   async steps(agentId: string, id: string, limit: number, cursor?: string): Promise<Page<StepLogEntry>> {
     await this.store.key(agentId, id)
-    const page = pageOf(await this.store.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
+    const page = pageOf(await this.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
     return { ...page, items: page.items.map(toStep) }
   }
 
@@ -292,7 +295,7 @@ export class SessionsService implements TurnPartsProvider {
 
   async driftEvents(agentId: string, id: string, limit: number, cursor?: string): Promise<Page<DriftEvent>> {
     await this.store.key(agentId, id)
-    const page = pageOf(await this.store.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
+    const page = pageOf(await this.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
     return { ...page, items: page.items.map(toDriftEvent) }
   }
 
