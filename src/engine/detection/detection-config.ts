@@ -6,7 +6,7 @@
  */
 import { budgetProblem, type SessionBudget } from './spend-budget.js'
 import { ESCALATION_MODES, type EscalationMode } from './escalation.js'
-import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, isLoopKind, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD, type LoopKind, type LoopSettings } from './loops.js'
+import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, isLoopKind, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD, type LoopKind, type LoopSettings } from './loop-kinds.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../context/unchanged.js'
 import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'

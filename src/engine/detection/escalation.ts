@@ -9,7 +9,7 @@
  * `immediate` (a session stored without the field) answers from recommendAction's table at once
  * (step-alignment.ts): a loop flag or critical drift replans, alignment below 0.3 aborts.
  */
-import type { LoopFinding } from './loops.js'
+import type { LoopFinding } from './loop-kinds.js'
 import { DRIFT_CRITICAL, DRIFT_WARNING, PROGRESS_STALL_TURNS, type RecommendedAction } from '../drift/step-alignment.js'
 
 export type EscalationMode = 'immediate' | 'graduated'
