@@ -34,7 +34,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { HOOK_LOOP_KINDS, NEW_SESSION_DETECTION } from '../src/engine/detection/detection-config.js'
-import { DEFAULT_LOOP_KINDS, LOOP_KINDS } from '../src/engine/detection/loops.js'
+import { DEFAULT_LOOP_KINDS, LOOP_KINDS } from '../src/engine/detection/loop-kinds.js'
 import { DATA, loadRunFiles } from './detection-data.js'
 import { budgetLine, figures, table, type FileFigures } from './detection-report.js'
 import { replayer, type Setting } from './detection-replay.js'

@@ -42,7 +42,7 @@ export interface IngestResult {
 }
 
 export class OtlpService {
-  readonly repo: OtlpRepository
+  private readonly repo: OtlpRepository
   readonly applier: Applier
   private readonly db: SqlDatabase
   private readonly settings: SettingsService

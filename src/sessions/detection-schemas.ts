@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { JsonObjectInput, type JsonLimits } from '../schemas.js'
-import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/detection/loops.js'
+import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD } from '../engine/detection/loop-kinds.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../engine/context/unchanged.js'
 import { ALIGNMENT_MODES, NEW_SESSION_DETECTION } from '../engine/detection/detection-config.js'
 import { TOOL_NAME_MAX, TOOLS_MAX } from '../engine/detection/unknown-tools.js'

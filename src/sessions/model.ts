@@ -2,10 +2,11 @@
 import { isoAt } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftSeverity } from '../engine/drift/goal-dna.js'
 import type { GoalState, StepVerification } from '../engine/session/goal-tracker.js'
+import type { GoalSession } from '../engine/session/goal-session.js'
 import { escalationMode, type EscalationInput } from '../engine/detection/escalation.js'
 import type { SessionConfig, SessionConfigInput } from '../engine/session/session-config.js'
 import type { RecommendedAction } from '../engine/drift/step-alignment.js'
-import type { StepSignals, StepTool } from '../engine/detection/loops.js'
+import type { StepSignals, StepTool } from '../engine/detection/loop-kinds.js'
 import type { DetectionVerdict } from '../engine/detection/session-detection.js'
 import type { DriftEventRow, JournalStep, RecentStep, SessionRow, StepRow } from './repository.js'
 
@@ -78,6 +79,25 @@ export function toDigest(row: SessionRow, recent: RecentStep[]): SessionDigest {
 function storedConfig(json: string): SessionConfig {
   const c = JSON.parse(json) as Omit<SessionConfig, 'escalation'> & { escalation?: EscalationInput }
   return c.escalation === undefined ? (c as SessionConfig) : { ...c, escalation: escalationMode(c.escalation) }
+}
+
+/** A new session's row: version 1, active, with the engine's goal, plan, config and state. */
+export function newSessionRow(id: string, agentId: string, session: GoalSession, input: CreateSessionInput, now: number): SessionRow {
+  return {
+    id,
+    agent_id: agentId,
+    goal: session.goal,
+    plan: JSON.stringify(session.plan),
+    status: 'active',
+    config: JSON.stringify(session.config),
+    metadata: JSON.stringify(input.metadata ?? {}),
+    state: JSON.stringify(session.state()),
+    version: 1,
+    external_id: input.external_id ?? null,
+    parent_id: input.parent_id ?? null,
+    created_at: now,
+    updated_at: now,
+  }
 }
 
 export function toSession(row: SessionRow): Session {

@@ -1,24 +1,23 @@
 /**
- * Goal sessions: lifecycle, the per-step verdict, drift checks, reminders and recitation. Each
- * write loads the session (scoped by agent), runs the pure engine and persists in the caller's
- * unit of work (store.ts); reads use the cached engine of the row's current version.
+ * Goal sessions: lifecycle, goal and plan, the step and drift logs, reminders and recitation, a
+ * coding agent's turns; the verdicts that read more than the session (a step's, the drift check, a
+ * tool call's gate, a stop) are verdicts.ts. Each write loads the session (scoped by agent), runs the
+ * pure engine and persists in the caller's unit of work (store.ts); reads use the cached engine of
+ * the row's current version.
  */
 import type { SqlDatabase } from '../db/database.js'
 import { UnitOfWork } from '../db/unit-of-work.js'
 import type { Clock } from '../engine/clock.js'
 import type { DriftCheck, DriftEvent, DriftTrend } from '../engine/drift/goal-dna.js'
 import type { GoalReminder } from '../engine/context/goal-reminder.js'
-import type { GoalSession, RecitationContext, RecitationInjection, RecitationPreview, ReminderOverrides, SessionEvent, SessionSummary, StepResult } from '../engine/session/goal-session.js'
+import type { GoalSession, RecitationContext, RecitationInjection, RecitationPreview, ReminderOverrides, SessionSummary, StepResult } from '../engine/session/goal-session.js'
 import type { GoalState } from '../engine/session/goal-tracker.js'
 import type { LlmVerifyFn } from '../engine/session/llm-verify.js'
 import type { ChatMessage } from '../engine/context/recitation.js'
 import type { StopCheck } from '../engine/session/agent-turn.js'
-import type { StepTool } from '../engine/detection/loops.js'
+import type { StepTool } from '../engine/detection/loop-kinds.js'
 import { SessionConfigError } from '../engine/session/session-config.js'
 import { toolsProblem } from '../engine/detection/detection-config.js'
-import { stepCost } from '../engine/detection/spend-budget.js'
-import { toolCallText } from '../engine/detection/loops.js'
-import { truncateChars } from '../engine/similarity/text.js'
 import { AgentDays } from './agent-days.js'
 import { badRequest, conflict, fieldPath, notFound } from '../errors.js'
 import { newId } from '../ids.js'
@@ -27,9 +26,8 @@ import { intCursor, pageOf, type Page } from '../pagination.js'
 import type { GoalEmbeddings } from '../providers/embeddings.js'
 import type { TurnPartsProvider } from '../reminders/turns.js'
 import {
+  newSessionRow,
   SPARKLINE_STEPS,
-  signalColumns,
-  signalsOf,
   toDigest,
   toDriftEvent,
   toSession,
@@ -41,10 +39,9 @@ import {
   type StepInput,
   type StepLogEntry,
 } from './model.js'
-import { prepareOpinion } from './opinion-lookup.js'
-import { lookUp, noteFallback, NO_PROVIDER, similarityFor, type LookedUp } from './similarity-lookup.js'
-import type { SessionFilter } from './repository.js'
-import { assertActive, type Outcome } from './outcome.js'
+import { SessionRepository, type SessionFilter } from './repository.js'
+import type { Outcome } from './outcome.js'
+import { SessionVerdicts } from './verdicts.js'
 import { SessionStore } from './store.js'
 import { sessionTurnParts, type SessionTurnParts, type TurnPartsInput } from './turn-parts.js'
 
@@ -66,31 +63,27 @@ export interface SessionsDeps {
 }
 
 export class SessionsService implements TurnPartsProvider {
-  readonly store: SessionStore
+  private readonly store: SessionStore
+  private readonly repo: SessionRepository
+  private readonly verdicts: SessionVerdicts
   private readonly db: SqlDatabase
   private readonly clock: Clock
-  private readonly metrics: Metrics
-  private readonly llmVerify: LlmVerifyFn | undefined
-  private readonly llmOpinion: LlmVerifyFn | undefined
-  private readonly embeddings: GoalEmbeddings | undefined
-  private readonly daily: AgentDays
 
   constructor(deps: SessionsDeps) {
     this.db = deps.db
-    this.daily = new AgentDays(deps.db, deps.clock)
     this.clock = deps.clock
-    this.metrics = deps.metrics
-    this.llmVerify = deps.llmVerify
-    this.llmOpinion = deps.llmOpinion
-    this.embeddings = deps.embeddings
+    this.repo = new SessionRepository(deps.db)
     this.store = new SessionStore({
       db: deps.db,
+      repo: this.repo,
       clock: deps.clock,
       metrics: deps.metrics,
-      engineOptions: deps.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: deps.llmTimeoutMs },
+      engineOptions: deps.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: deps.llmTimeoutMs },
       cacheMax: deps.cacheMax,
       cacheMaxBytes: deps.cacheMaxBytes,
     })
+    const { clock, metrics, llmVerify, llmOpinion, embeddings } = deps
+    this.verdicts = new SessionVerdicts({ store: this.store, repo: this.repo, daily: new AgentDays(deps.db, clock), clock, metrics, llmVerify, llmOpinion, embeddings })
   }
 
   /** Drops a deleted agent's sessions from the session cache. */
@@ -107,36 +100,20 @@ export class SessionsService implements TurnPartsProvider {
   async create(agentId: string, input: CreateSessionInput, uow: UnitOfWork = this.own()): Promise<Session> {
     let session: GoalSession
     try {
-      if (input.config?.similarity === 'embeddings' && this.embeddings === undefined) throw new SessionConfigError('similarity', `'embeddings' needs an embeddings provider: ${NO_PROVIDER}`)
-      if (input.config?.llm_verify === true && this.llmVerify === undefined) throw new SessionConfigError('llm_verify', 'true needs an LLM: no LLM configured (GOALKEEPER_LLM_URL)')
-      if (input.config?.second_opinion !== undefined && this.llmOpinion === undefined) throw new SessionConfigError('second_opinion', 'needs an LLM: no LLM configured (GOALKEEPER_LLM_URL)')
+      this.verdicts.checkProviders(input.config)
       session = this.store.newSession({ goal: input.goal, plan: input.plan ?? [], config: input.config ?? {} })
     } catch (err) {
       if (err instanceof SessionConfigError) throw badRequest(`Invalid config: ${err.message}.`, [{ path: fieldPath('body', 'config', err.field), message: err.message }])
       throw err
     }
-    if (input.parent_id !== undefined && (await this.store.repo.key(agentId, input.parent_id)) === undefined) {
+    if (input.parent_id !== undefined && (await this.repo.key(agentId, input.parent_id)) === undefined) {
       throw badRequest(`parent_id ${JSON.stringify(input.parent_id)} is not a session of this agent.`, [{ path: fieldPath('body', 'parent_id'), message: 'no such session' }])
     }
     const now = this.clock()
-    const row = {
-      id: newId('ses', now),
-      agent_id: agentId,
-      goal: session.goal,
-      plan: JSON.stringify(session.plan),
-      status: 'active' as const,
-      config: JSON.stringify(session.config),
-      metadata: JSON.stringify(input.metadata ?? {}),
-      state: JSON.stringify(session.state()),
-      version: 1,
-      external_id: input.external_id ?? null,
-      parent_id: input.parent_id ?? null,
-      created_at: now,
-      updated_at: now,
-    }
+    const row = newSessionRow(newId('ses', now), agentId, session, input, now)
     const snapshot = JSON.stringify(session.toJSON())
     return await uow.run(async () => {
-      if (!(await this.store.repo.insert(row, snapshot))) {
+      if (!(await this.repo.insert(row, snapshot))) {
         throw conflict(`A session with external_id ${JSON.stringify(input.external_id)} exists already; find it with GET /v1/sessions?external_id=.`)
       }
       return toSession(row)
@@ -145,20 +122,20 @@ export class SessionsService implements TurnPartsProvider {
 
   /** The agent's session with this external id, or undefined. */
   async byExternalId(agentId: string, externalId: string): Promise<Session | undefined> {
-    const row = await this.store.repo.byExternalId(agentId, externalId)
+    const row = await this.repo.byExternalId(agentId, externalId)
     return row === undefined ? undefined : toSession(row)
   }
 
   async list(agentId: string, filter: SessionFilter, limit: number, cursor?: string): Promise<Page<Session>> {
-    const page = pageOf(await this.store.repo.list(agentId, filter, limit, cursor), limit)
+    const page = pageOf(await this.repo.list(agentId, filter, limit, cursor), limit)
     return { ...page, items: page.items.map(toSession) }
   }
 
   /** The dashboard's list: newest first, each session with its step count, last verdict and recent similarity. */
   async overview(agentId: string, filter: SessionFilter, limit: number, cursor?: string): Promise<Page<SessionDigest>> {
-    const page = pageOf(await this.store.repo.list(agentId, filter, limit, cursor, true), limit)
+    const page = pageOf(await this.repo.list(agentId, filter, limit, cursor, true), limit)
     // Concurrent: on PostgreSQL each is a round trip of its own.
-    const items = await Promise.all(page.items.map(async (row) => toDigest(row, await this.store.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))))
+    const items = await Promise.all(page.items.map(async (row) => toDigest(row, await this.repo.recentSteps(agentId, row.id, SPARKLINE_STEPS))))
     return { ...page, items }
   }
 
@@ -167,7 +144,7 @@ export class SessionsService implements TurnPartsProvider {
   }
 
   async delete(agentId: string, id: string): Promise<void> {
-    const removed = await this.store.repo.remove(agentId, id)
+    const removed = await this.repo.remove(agentId, id)
     this.store.forget(id)
     if (!removed) throw notFound('session', id)
   }
@@ -183,7 +160,7 @@ export class SessionsService implements TurnPartsProvider {
         metadata: patch.metadata === undefined ? meta.metadata : JSON.stringify(patch.metadata),
         updated_at: this.clock(),
       }
-      await this.store.repo.writeAttrs(next)
+      await this.repo.writeAttrs(next)
       return toSession({ ...meta, ...next, version: meta.version + 1 })
     })
   }
@@ -206,42 +183,9 @@ export class SessionsService implements TurnPartsProvider {
     return this.store.read(agentId, id, (s) => s.summary())
   }
 
-  /**
-   * The per-step verdict. With `config.llm_verify` and an LLM configured, the LLM is asked outside
-   * any transaction, on a private copy that commits only if no other write came first; a second
-   * opinion that is due (`config.second_opinion`) is asked before either (opinion-lookup.ts).
-   */
-  async step(agentId: string, id: string, input: StepInput, uow: UnitOfWork = this.own()): Promise<StepResult> {
-    const description = input.description
-    const output = input.output ?? ''
-    // As the journal will replay them (through the row's columns), so a restart gives the same verdicts.
-    const signals = signalsOf(signalColumns(input))
-    // Only a step that spends can move the agent's day: the others need not read its budget.
-    const day = signals.tokens !== undefined || signals.cost_usd !== undefined ? await this.daily.budgetOf(agentId, this.clock()) : null
-    const stepOn = (s: GoalSession, raw: StepResult & { events: SessionEvent[] }, looked?: LookedUp, snapshot = false): Outcome<StepResult> => {
-      noteFallback(raw.drift, looked)
-      const { events, ...result } = raw
-      const outcome: Outcome<StepResult> = { result, events, drift_events: result.drift.event === null ? [] : [result.drift.event], step: { input, result }, snapshot }
-      if (day !== null)
-        outcome.inTransaction = () => this.daily.charge(agentId, id, day, signals.tokens ?? 0, stepCost(signals.tokens, signals.cost_usd, s.config.budget?.usd_per_million_tokens), outcome)
-      return outcome
-    }
-    // Without an LLM or embeddings configured there is nothing to look up first: one read, inside the write.
-    if (this.llmVerify === undefined && this.llmOpinion === undefined && this.embeddings === undefined) {
-      return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, undefined, signals)), uow))
-    }
-    const meta = await this.store.meta(agentId, id)
-    assertActive(meta)
-    const looked = await lookUp(this.embeddings, meta, description)
-    // A step with an opinion is not replayable as a journal entry (a replay asks no LLM): it takes a snapshot.
-    const opinion = await prepareOpinion(this.store, this.llmOpinion, meta, description, output)
-    const llmVerify = this.llmVerify
-    if (llmVerify === undefined || (JSON.parse(meta.config) as { llm_verify?: boolean }).llm_verify !== true) {
-      return this.counted(await this.write(agentId, id, (s) => stepOn(s, s.step(description, output, similarityFor(s, looked), signals, opinion), looked, opinion !== undefined), uow))
-    }
-    // Computed while the clock ran on: not replayable as a journal entry, so it takes a snapshot.
-    const verified = (copy: GoalSession) => copy.stepAsync(description, output, llmVerify, similarityFor(copy, looked), signals, opinion)
-    return this.counted(await this.store.mutateCopy(uow, meta, async (copy) => stepOn(copy, await verified(copy), looked, true)))
+  /** The per-step verdict, providers asked first (verdicts.ts). */
+  step(agentId: string, id: string, input: StepInput, uow: UnitOfWork = this.own()): Promise<StepResult> {
+    return this.verdicts.step(agentId, id, input, uow)
   }
 
   /**
@@ -255,35 +199,15 @@ export class SessionsService implements TurnPartsProvider {
     })
   }
 
-  private counted(result: StepResult): StepResult {
-    this.metrics.verdicts.inc({ action: result.verification.recommended_action })
-    return result
-  }
-
   async steps(agentId: string, id: string, limit: number, cursor?: string): Promise<Page<StepLogEntry>> {
     await this.store.key(agentId, id)
-    const page = pageOf(await this.store.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
+    const page = pageOf(await this.repo.steps(agentId, id, intCursor(cursor), limit), limit, (row) => row.step_number)
     return { ...page, items: page.items.map(toStep) }
   }
 
-  /** A session using embeddings asks the provider first, outside the transaction. */
-  async driftCheck(agentId: string, id: string, action: string, stepNumber?: number, uow: UnitOfWork = this.own()): Promise<DriftCheck> {
-    let looked: LookedUp | undefined
-    if (this.embeddings !== undefined) {
-      const meta = await this.store.meta(agentId, id)
-      // An archived session answers 409 from the write below, without asking the provider.
-      if (meta.status === 'active') looked = await lookUp(this.embeddings, meta, action)
-    }
-    return await this.write(
-      agentId,
-      id,
-      (s) => {
-        const { result, events } = s.driftCheck(action, stepNumber, similarityFor(s, looked))
-        noteFallback(result, looked)
-        return { result, events, drift_events: result.event === null ? [] : [result.event] }
-      },
-      uow,
-    )
+  /** A session using embeddings asks the provider first, outside the transaction (verdicts.ts). */
+  driftCheck(agentId: string, id: string, action: string, stepNumber?: number, uow: UnitOfWork = this.own()): Promise<DriftCheck> {
+    return this.verdicts.driftCheck(agentId, id, action, stepNumber, uow)
   }
 
   trend(agentId: string, id: string, window: number): Promise<DriftTrend> {
@@ -292,7 +216,7 @@ export class SessionsService implements TurnPartsProvider {
 
   async driftEvents(agentId: string, id: string, limit: number, cursor?: string): Promise<Page<DriftEvent>> {
     await this.store.key(agentId, id)
-    const page = pageOf(await this.store.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
+    const page = pageOf(await this.repo.driftEvents(agentId, id, intCursor(cursor), limit), limit, (row) => row.seq)
     return { ...page, items: page.items.map(toDriftEvent) }
   }
 
@@ -333,7 +257,7 @@ export class SessionsService implements TurnPartsProvider {
   injectRecitation<M extends ChatMessage>(agentId: string, id: string, input: { iteration: number; messages: M[]; context_tokens?: number; force?: boolean }): Promise<RecitationInjection<M>> {
     return this.write(agentId, id, (s) => ({
       result: s.injectRecitation(input.iteration, input.messages, {
-        ...(input.context_tokens === undefined ? {} : { context_tokens: input.context_tokens }),
+        ...(input.context_tokens === undefined ? {} : { contextTokens: input.context_tokens }),
         ...(input.force === undefined ? {} : { force: input.force }),
       }),
     }))
@@ -351,20 +275,14 @@ export class SessionsService implements TurnPartsProvider {
     return { tools: await this.write(agentId, id, (s) => ({ result: s.reportTools(tools) })) }
   }
 
-  /** Read-only: why a coding agent should not make this tool call now (the agent's daily budget spent, SessionDetection.gate), or null. */
-  async gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
-    const spent = await this.daily.spent(agentId)
-    if (spent !== null) {
-      await this.store.key(agentId, id)
-      return `goalkeeper: ${spent}, so "${truncateChars(toolCallText(tool), 120)}" is not run. Stop here and report what is done and what is left.`
-    }
-    return this.store.read(agentId, id, (s) => s.gateTool(tool))
+  /** Read-only: why a coding agent should not make this tool call now, or null (verdicts.ts). */
+  gateTool(agentId: string, id: string, tool: StepTool): Promise<string | null> {
+    return this.verdicts.gateTool(agentId, id, tool)
   }
 
-  /** A coding agent wants to stop: whether to ask it to carry on with open plan items (`session.stopped` when it may stop). */
-  async stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
-    const spent = (await this.daily.spent(agentId)) !== null
-    return this.write(agentId, id, (s) => s.stop(maxBlocks, spent))
+  /** A coding agent wants to stop: whether to ask it to carry on with open plan items (verdicts.ts). */
+  stop(agentId: string, id: string, maxBlocks: number): Promise<StopCheck> {
+    return this.verdicts.stop(agentId, id, maxBlocks, this.own())
   }
 
   /** A coding agent's context was compacted: its next answer recites the session (`reciteAfterCompaction`). */

@@ -41,7 +41,7 @@ import type { Metrics } from '../metrics.js'
 import { Outbox } from '../webhooks/outbox.js'
 import { signalsOf } from './model.js'
 import { LostRace, raceConflict, assertActive, rowsOf, type Outcome } from './outcome.js'
-import { SessionRepository, type SessionKey, type SessionRow } from './repository.js'
+import type { SessionKey, SessionRepository, SessionRow } from './repository.js'
 import { SessionClock } from './session-clock.js'
 import { KeyedLock } from './write-lock.js'
 
@@ -86,7 +86,7 @@ export interface Hydrated {
 }
 
 export class SessionStore {
-  readonly repo: SessionRepository
+  private readonly repo: SessionRepository
   private readonly db: SqlDatabase
   private readonly outbox: Outbox
   private readonly clock: Clock
@@ -98,6 +98,7 @@ export class SessionStore {
 
   constructor(opts: {
     db: SqlDatabase
+    repo: SessionRepository
     clock: Clock
     metrics: Metrics
     engineOptions: GoalSessionOptions
@@ -106,7 +107,7 @@ export class SessionStore {
     cacheMaxBytes?: number | undefined
   }) {
     this.db = opts.db
-    this.repo = new SessionRepository(opts.db)
+    this.repo = opts.repo
     this.outbox = new Outbox(opts.db)
     this.clock = opts.clock
     this.metrics = opts.metrics

@@ -5,7 +5,7 @@
  * text, all redacted (redact.ts), or only a digest of the output when the agent's settings keep none.
  */
 import { createHash } from 'node:crypto'
-import type { StepTool } from '../engine/detection/loops.js'
+import type { StepTool } from '../engine/detection/loop-kinds.js'
 import { countTokens, truncateChars } from '../engine/similarity/text.js'
 import type { StepInput } from '../sessions/model.js'
 import { redact, redactJson } from './redact.js'

@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Goalkeeper, GoalkeeperError, type RetryOptions } from '@goalkeeper/client'
+import { SessionRepository } from '../../src/sessions/repository.js'
 import { WRITE_ATTEMPTS } from '../../src/sessions/store.js'
 import { faultProxy, type Fault, type FaultProxy } from './fault-proxy.js'
 import { GOAL, liveServer, PLAN } from './live-server.js'
 
 const proxies: FaultProxy[] = []
 afterEach(async () => {
+  vi.restoreAllMocks()
   for (const p of proxies.splice(0)) await p.close()
 })
 
@@ -63,9 +65,8 @@ describe('sessions.step retries', () => {
 
   it('sends a step again with its key after a 409 with Retry-After (a lost write race), not after a 409 without one', async () => {
     const { client, session, proxy, t, agent } = await behindProxy([])
-    const repo = t.app.services.sessions.store.repo
     // Every write of the first request loses its race: the server answers 409 with Retry-After.
-    const lose = vi.spyOn(repo, 'writeStep').mockResolvedValue(false)
+    const lose = vi.spyOn(SessionRepository.prototype, 'writeStep').mockResolvedValue(false)
     const first = client.sessions.step(session.id, { description: 'design the user schema' })
     while (lose.mock.calls.length < WRITE_ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 5))
     lose.mockRestore()

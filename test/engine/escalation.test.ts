@@ -79,7 +79,7 @@ describe('graduated escalation', () => {
 
   it('low alignment alone answers adjust, never abort', () => {
     const ladder = new EscalationLadder()
-    expect(ladder.decide({ step_number: 1, loop: null, drift: 0.1, stall_turns: 0, alignment: 0.15, advanced: false, runaway: false, drift_abort: false }).action).toBe('adjust')
+    expect(ladder.decide({ step: 1, loop: null, drift: 0.1, stallTurns: 0, alignment: 0.15, advanced: false, runaway: false, driftAbort: false }).action).toBe('adjust')
   })
 })
 

@@ -24,14 +24,14 @@ describe('GoalDNA with an external similarity (embeddings)', () => {
   })
 
   it('an explicit drift_threshold applies to the given cosine', () => {
-    const dna = new GoalDNA(GOAL, { similarity: 'embeddings', drift_threshold: 0.78 })
+    const dna = new GoalDNA(GOAL, { similarity: 'embeddings', driftThreshold: 0.78 })
     expect(dna.check(1, 'x', 0.75)).toMatchObject({ severity: 'low', consecutive_drift_count: 1 })
   })
 
   it('without a cosine it falls back to enhanced, graded at the enhanced default threshold', () => {
     const action = 'implement the user management endpoints with authentication middleware'
     const ref = new GoalDNA(GOAL, { similarity: 'enhanced' }).check(1, action)
-    const dna = new GoalDNA(GOAL, { similarity: 'embeddings', drift_threshold: 0.9 })
+    const dna = new GoalDNA(GOAL, { similarity: 'embeddings', driftThreshold: 0.9 })
     const got = dna.check(1, action)
     expect(got).toMatchObject({ similarity: ref.similarity, severity: ref.severity, similarity_mode: 'enhanced' })
     expect(got.consecutive_drift_count).toBe(ref.consecutive_drift_count)

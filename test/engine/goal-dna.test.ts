@@ -41,9 +41,9 @@ describe('GoalDNA fingerprint and similarity', () => {
     expect(dna.consecutiveLimit).toBe(3)
     expect(dna.historySize).toBe(200)
     expect(dna.similarityMode).toBe('lexical')
-    expect(() => new GoalDNA(GOAL, { drift_threshold: 2 })).toThrow(RangeError)
-    expect(() => new GoalDNA(GOAL, { history_size: 0 })).toThrow(RangeError)
-    expect(() => new GoalDNA(GOAL, { consecutive_limit: -1 })).toThrow(RangeError)
+    expect(() => new GoalDNA(GOAL, { driftThreshold: 2 })).toThrow(RangeError)
+    expect(() => new GoalDNA(GOAL, { historySize: 0 })).toThrow(RangeError)
+    expect(() => new GoalDNA(GOAL, { consecutiveLimit: -1 })).toThrow(RangeError)
     expect(() => createScorer(GOAL, 'nope' as 'lexical')).toThrow(/unknown similarity mode/)
   })
 })
@@ -87,7 +87,7 @@ describe('drift checks', () => {
   })
 
   it('check() answers with the API DriftCheck', () => {
-    const dna = new GoalDNA(GOAL, { consecutive_limit: 0 })
+    const dna = new GoalDNA(GOAL, { consecutiveLimit: 0 })
     const c = dna.check(7, 'Researching quantum computing papers')
     expect(c.similarity).toBe(dna.similarity('Researching quantum computing papers'))
     expect(c.severity).toBe(severityOf(c.similarity, 0.15))
@@ -112,7 +112,7 @@ describe('drift checks', () => {
   })
 
   it('keeps history and events bounded by history_size while counting every event', () => {
-    const dna = new GoalDNA(GOAL, { history_size: 5 })
+    const dna = new GoalDNA(GOAL, { historySize: 5 })
     for (let i = 0; i < 12; i++) dna.checkDrift(i, `quantum paper ${i}`)
     const json = dna.toJSON()
     expect(json.history).toHaveLength(5)
@@ -200,7 +200,7 @@ describe('summary and serialization', () => {
       fc.property(fc.array(actionArb, { maxLength: 15 }), fc.array(actionArb, { minLength: 1, maxLength: 15 }), fc.integer({ min: 1, max: 8 }), (before, after, historySize) => {
         const a = fixedClock()
         const b = fixedClock()
-        const dna = new GoalDNA(GOAL, { clock: a.clock, history_size: historySize, consecutive_limit: 2 })
+        const dna = new GoalDNA(GOAL, { clock: a.clock, historySize: historySize, consecutiveLimit: 2 })
         before.forEach((x, i) => dna.checkDrift(i, x))
         const json = JSON.parse(JSON.stringify(dna.toJSON())) as GoalDNAJSON
         const copy = GoalDNA.fromJSON(json, { clock: b.clock })
@@ -219,11 +219,11 @@ describe('summary and serialization', () => {
   })
 })
 
-describe('GoalDNA without retained events (keep_events: false)', () => {
+describe('GoalDNA without retained events (keepEvents: false)', () => {
   it('returns every event from check but keeps and serializes none, with the same verdicts', () => {
     const { clock } = fixedClock()
     const kept = new GoalDNA(GOAL, { clock })
-    const lean = new GoalDNA(GOAL, { clock, keep_events: false })
+    const lean = new GoalDNA(GOAL, { clock, keepEvents: false })
     const actions = ['Research quantum computing', 'Implement the REST API for users', 'Watch football highlights', 'Order lunch']
     for (const [i, a] of actions.entries()) expect(lean.check(i + 1, a)).toEqual(kept.check(i + 1, a))
     expect(kept.getDriftEvents().length).toBeGreaterThan(0)
@@ -233,6 +233,6 @@ describe('GoalDNA without retained events (keep_events: false)', () => {
     expect(rest).toEqual({ ...kept.toJSON(), drift_events: undefined, ...rest })
     expect(lean.getTrend()).toEqual(kept.getTrend())
     // Events in a stored snapshot are dropped on load, never served.
-    expect(GoalDNA.fromJSON(kept.toJSON(), { clock, keep_events: false }).getDriftEvents()).toEqual([])
+    expect(GoalDNA.fromJSON(kept.toJSON(), { clock, keepEvents: false }).getDriftEvents()).toEqual([])
   })
 })

@@ -271,16 +271,16 @@ describe('GoalReminderInjector', () => {
   })
 })
 
-describe('reminder history without text (history_text: false)', () => {
+describe('reminder history without text (historyText: false)', () => {
   it('returns full reminders but keeps only their metadata', () => {
-    const inj = new GoalReminderInjector({ clock: fixed, history_text: false })
+    const inj = new GoalReminderInjector({ clock: fixed, historyText: false })
     inj.setGoal(GOAL)
     const r = inj.buildReminder({ turn_number: 1 })
     expect(r.text).toContain('[GOAL:')
     expect(inj.getHistory()).toEqual([{ ...r, text: '' }])
     const seeded = seedInjector()
     seeded.buildReminder({ turn_number: 2 })
-    const back = GoalReminderInjector.fromJSON(seeded.toJSON(), fixed, { history_text: false })
+    const back = GoalReminderInjector.fromJSON(seeded.toJSON(), fixed, { historyText: false })
     expect(back.toJSON().history).toEqual([{ ...seeded.getHistory()[0], text: '' }])
   })
 })

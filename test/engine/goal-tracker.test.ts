@@ -249,7 +249,7 @@ describe('LLM verification', () => {
 
   it('falls back to the heuristic on a timeout and leaves no timer behind', async () => {
     const c = fixedClock()
-    const t = new GoalTracker(GOAL, { clock: c.clock, llm_timeout_ms: 30 })
+    const t = new GoalTracker(GOAL, { clock: c.clock, llmTimeoutMs: 30 })
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
     const before = timers()
     const v = await t.verifyStep(OFF[0]!, '', () => new Promise<string>(() => {}))

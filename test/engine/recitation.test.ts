@@ -112,14 +112,14 @@ describe('buildRecitation formats (notes §1.3, §1.7)', () => {
     expect(m.buildRecitation({ iteration: 1 })).toBeNull()
     expect(m.buildRecitation({ iteration: 1, todos: [], memories: [] })).toBeNull()
     expect(m.buildRecitation({ iteration: 1, goal: '' })).toBeNull()
-    const custom = new RecitationManager({ sources: ['custom'], custom_builder: () => null })
+    const custom = new RecitationManager({ sources: ['custom'], customBuilder: () => null })
     expect(custom.buildRecitation({ iteration: 1, goal: 'g' })).toBeNull()
   })
 
   it('uses only the configured sources, plus files and errors always', () => {
     const goalOnly = new RecitationManager({ sources: ['goal'] })
     expect(goalOnly.buildRecitation({ iteration: 1, goal: 'G', todos, active_files: ['a.ts'] })).toBe('**Goal**: G\n\n**Active files**: a.ts')
-    const custom = new RecitationManager({ sources: ['custom'], custom_builder: (s) => `Custom at ${s.iteration}` })
+    const custom = new RecitationManager({ sources: ['custom'], customBuilder: (s) => `Custom at ${s.iteration}` })
     expect(custom.buildRecitation({ iteration: 9 })).toBe('Custom at 9')
   })
 
@@ -152,7 +152,7 @@ describe('buildRecitation formats (notes §1.3, §1.7)', () => {
         }),
         fc.option(text, { nil: undefined }),
         (max_tokens, state, custom) => {
-          const mgr = new RecitationManager({ max_tokens, sources: [...all], custom_builder: () => custom })
+          const mgr = new RecitationManager({ max_tokens, sources: [...all], customBuilder: () => custom })
           const block = mgr.buildBlock(state)
           if (block === null) return
           expect(countTokens(block.content)).toBe(block.token_estimate)

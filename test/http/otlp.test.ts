@@ -1,9 +1,12 @@
 import { gzipSync } from 'node:zlib'
-import { describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { OtlpRepository } from '../../src/otlp/repository.js'
 import { OTLP_BODY_LIMIT } from '../../src/otlp/routes.js'
 import { decodeResponse, decodeStatus, encodeRequest } from '../../src/otlp/proto.js'
 import { buildTestApp, subscribeToEvents, type TestAgent, type TestApp } from '../helpers.js'
 import { ccEvent, chatSpan, logs, span, stored, toolSpan, traces } from './otlp-fixtures.js'
+
+afterEach(() => vi.restoreAllMocks())
 
 /** The OTLP receiver through app.inject, in both encodings; the applier runs as in production, after the answer. */
 
@@ -105,7 +108,7 @@ describe('OTLP receiver', () => {
 
   it('a database that fails as a full disk or a lost connection is answered as the other routes answer it (507 / 503, Retry-After), as a Status', async () => {
     const { t, agent } = await setUp()
-    const insert = vi.spyOn(t.app.services.otlp.repo, 'insert')
+    const insert = vi.spyOn(OtlpRepository.prototype, 'insert')
     insert.mockRejectedValueOnce(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }))
     const full = await send(t, agent, 'traces', turn('conv-f'), 'protobuf')
     expect(full.statusCode).toBe(507)

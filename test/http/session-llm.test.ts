@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest'
+import { SessionRepository } from '../../src/sessions/repository.js'
 import { WRITE_ATTEMPTS } from '../../src/sessions/store.js'
 import { buildTestApp } from '../helpers.js'
 import { createSession, GOAL, postStep } from './sessions-fixtures.js'
 import { fakeChat } from './fake-chat.js'
+
+afterEach(() => vi.restoreAllMocks())
 
 /** A stand-in OpenAI-compatible endpoint; the path picks the behaviour. */
 let llm: Awaited<ReturnType<typeof fakeChat>>
@@ -112,7 +115,7 @@ it('an LLM-verified step that loses its version race runs again on a fresh copy;
   const id = await createSession(t, a, { goal: GOAL, config: { llm_verify: true } })
   const post = (description: string) => t.app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers: a.headers, payload: { description } })
   // The copy is written as a snapshot, checked against the version it was loaded at.
-  const lose = vi.spyOn(t.app.services.sessions.store.repo, 'writeState').mockResolvedValueOnce(false)
+  const lose = vi.spyOn(SessionRepository.prototype, 'writeState').mockResolvedValueOnce(false)
   const asked = seen.length
   const won = await post('design the user schema')
   expect(won.statusCode).toBe(201)

@@ -5,6 +5,7 @@
  * retried before it becomes a 409.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { SessionRepository } from '../../src/sessions/repository.js'
 import { WRITE_ATTEMPTS } from '../../src/sessions/store.js'
 import { backend, buildTestApp, type TestAgent, type TestApp } from '../helpers.js'
 import { sharedDatabase } from '../sessions/shared-database.js'
@@ -86,8 +87,7 @@ describe(`concurrent writes of one session (${backend})`, () => {
     const t = await buildTestApp()
     const a = await t.createAgent()
     const id = await createSession(t, a, { goal: GOAL, plan: PLAN })
-    const repo = t.app.services.sessions.store.repo
-    const lose = vi.spyOn(repo, 'writeStep').mockResolvedValueOnce(false)
+    const lose = vi.spyOn(SessionRepository.prototype, 'writeStep').mockResolvedValueOnce(false)
     const won = await step(t, a, id, 'design the user schema')
     expect(won.statusCode).toBe(201)
     expect(won.json().step_number).toBe(1)

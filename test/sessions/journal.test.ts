@@ -1,9 +1,12 @@
-import { expect, it } from 'vitest'
+import { afterEach, expect, it, vi } from 'vitest'
+import { GoalSession } from '../../src/engine/session/goal-session.js'
 import { createMetrics } from '../../src/metrics.js'
 import { SessionsService } from '../../src/sessions/service.js'
 import { SNAPSHOT_EVERY } from '../../src/sessions/store.js'
 import { openTestDatabase } from '../helpers.js'
 import { insertAgent } from './shared-database.js'
+
+afterEach(() => vi.restoreAllMocks())
 
 const GOAL = 'Build a REST API for user management with authentication'
 const WORDS = ['design', 'user', 'schema', 'auth', 'endpoints', 'JWT', 'tests', 'reddit', 'cat', 'pictures', 'football', 'login']
@@ -17,8 +20,13 @@ it('a session rebuilt from its snapshot and the steps journaled after it equals 
   const live = new SessionsService({ db: handle.db, clock, metrics: createMetrics() })
   const cold = new SessionsService({ db: handle.db, clock, metrics: createMetrics(), cacheMax: 0 })
   const id = (await live.create('agt_1', { goal: GOAL, plan: ['design user schema', 'implement auth endpoints', 'write tests'] })).id
-  // The whole engine state, as a snapshot would hold it.
-  const engineState = (s: SessionsService) => s.store.read('agt_1', id, (session) => session.toJSON())
+  // The whole engine state, as a snapshot would hold it, of the engine a service's read ran on
+  // (the live one's cached engine; the cold one's rebuilt from the snapshot and journal).
+  const summaries = vi.spyOn(GoalSession.prototype, 'summary')
+  const engineState = async (s: SessionsService) => {
+    await s.summary('agt_1', id)
+    return (summaries.mock.contexts.at(-1) as GoalSession).toJSON()
+  }
   const versionOf = async (table: 'sessions' | 'session_snapshots', column: 'id' | 'session_id') =>
     (await handle.db.get<{ version: number }>(`SELECT version FROM ${table} WHERE ${column} = ?`, [id]))!.version
   for (let i = 0; i < 2 * SNAPSHOT_EVERY + 5; i++) {

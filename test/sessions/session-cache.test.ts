@@ -1,9 +1,12 @@
-import { expect, it, vi } from 'vitest'
+import { afterEach, expect, it, vi } from 'vitest'
 import { createMetrics } from '../../src/metrics.js'
+import { SessionRepository } from '../../src/sessions/repository.js'
 import { SessionsService } from '../../src/sessions/service.js'
 import { sessionHeapEstimate } from '../../src/sessions/store.js'
 import { openTestDatabase } from '../helpers.js'
 import { insertAgent } from './shared-database.js'
+
+afterEach(() => vi.restoreAllMocks())
 
 const FLEET = 1000
 
@@ -15,7 +18,8 @@ it(`a fleet of ${FLEET} sessions stepped round-robin stays cached: after each on
   const service = new SessionsService({ db: handle.db, clock: () => Date.UTC(2026, 10, 27, 9), metrics: createMetrics() })
   // Sessions of their own, so their writes run side by side (they batch and share connections).
   const ids = await Promise.all(Array.from({ length: FLEET }, async (_, i) => (await service.create('agt_1', { goal: `Ship feature ${i} with tests` })).id))
-  const load = vi.spyOn(service.store, 'load')
+  // A load reads the session's snapshot (and the steps journaled after it).
+  const load = vi.spyOn(SessionRepository.prototype, 'stored')
   const round = (n: number) => Promise.all(ids.map((id) => service.step('agt_1', id, { description: `write tests for feature ${n}` })))
   await round(1)
   expect(load).toHaveBeenCalledTimes(FLEET)
@@ -38,7 +42,7 @@ it('the cache also holds no more than its heap budget: large sessions past it ar
   const large = []
   for (let i = 0; i < 6; i++) large.push((await service.create('agt_1', { goal: text(4000), plan: Array.from({ length: 500 }, () => text(2000)) })).id)
   const small = await Promise.all(Array.from({ length: 50 }, async (_, i) => (await service.create('agt_1', { goal: `Ship feature ${i}` })).id))
-  const load = vi.spyOn(service.store, 'load')
+  const load = vi.spyOn(SessionRepository.prototype, 'stored')
   const round = async (ids: string[]) => {
     load.mockClear()
     for (const id of ids) await service.step('agt_1', id, { description: 'write the tests' })

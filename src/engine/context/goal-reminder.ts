@@ -13,6 +13,7 @@ export { COMPACT_ITEM_TOKEN_CAP, FULL_ITEM_TOKEN_CAP, GOAL_TOKEN_CAP } from './r
 
 export type { ReminderMode } from './reminder-pieces.js'
 
+/** The five thresholds are the session config's fields and are stored as they are (GoalReminderJSON.options), so they keep the stored names. */
 export interface GoalReminderOptions {
   full_cutoff?: number
   compact_cutoff?: number
@@ -24,10 +25,10 @@ export interface GoalReminderOptions {
    * Keep each reminder's text in the history (default true). Without it the history entries keep
    * their metadata with `text: ''` (all a session reports of them is how many there are).
    */
-  history_text?: boolean
+  historyText?: boolean
 }
 
-export type ResolvedReminderOptions = Required<Omit<GoalReminderOptions, 'clock' | 'history_text'>>
+export type ResolvedReminderOptions = Required<Omit<GoalReminderOptions, 'clock' | 'historyText'>>
 
 export interface GoalProgress {
   current_step: number
@@ -107,7 +108,7 @@ export class GoalReminderInjector {
   private history: GoalReminder[] = []
 
   constructor(options: GoalReminderOptions = {}) {
-    const { clock = wallClock, history_text = true, ...rest } = options
+    const { clock = wallClock, historyText = true, ...rest } = options
     this.options = { ...REMINDER_DEFAULTS, ...defined(rest) }
     const { full_cutoff, compact_cutoff, max_pitfalls, max_tried } = this.options
     if (!(full_cutoff >= 0 && compact_cutoff >= full_cutoff)) {
@@ -115,7 +116,7 @@ export class GoalReminderInjector {
     }
     if (!(max_pitfalls >= 0 && max_tried >= 0)) throw new RangeError('max_pitfalls and max_tried must be >= 0')
     this.clock = clock
-    this.historyText = history_text
+    this.historyText = historyText
   }
 
   get goal(): string {
@@ -259,7 +260,7 @@ export class GoalReminderInjector {
     }
   }
 
-  static fromJSON(json: GoalReminderJSON, clock: Clock = wallClock, options: Pick<GoalReminderOptions, 'history_text'> = {}): GoalReminderInjector {
+  static fromJSON(json: GoalReminderJSON, clock: Clock = wallClock, options: Pick<GoalReminderOptions, 'historyText'> = {}): GoalReminderInjector {
     const injector = new GoalReminderInjector({ ...json.options, ...options, clock })
     injector._goal = json.goal
     injector._pitfalls = [...json.pitfalls]

@@ -20,7 +20,7 @@ export interface RecitationConfig {
 
 export interface RecitationOptions extends Partial<RecitationConfig> {
   /** Output for the 'custom' source; kept in memory only (not serialized). */
-  custom_builder?: (state: RecitationState) => string | null | undefined
+  customBuilder?: (state: RecitationState) => string | null | undefined
   clock?: Clock
 }
 
@@ -97,7 +97,7 @@ export const recitationHeader = (iteration: number): string => `[Current Status 
 
 export class RecitationManager {
   private config: RecitationConfig
-  private customBuilder: RecitationOptions['custom_builder']
+  private customBuilder: RecitationOptions['customBuilder']
   private readonly clock: Clock
   private lastInjection = 0
   private adaptiveFrequency = ADAPTIVE_START
@@ -105,9 +105,9 @@ export class RecitationManager {
   private readonly listeners = new Set<RecitationListener>()
 
   constructor(options: RecitationOptions = {}) {
-    const { custom_builder, clock = wallClock, ...config } = options
+    const { customBuilder, clock = wallClock, ...config } = options
     this.config = validConfig({ ...RECITATION_DEFAULTS, ...defined(config) })
-    this.customBuilder = custom_builder
+    this.customBuilder = customBuilder
     this.clock = clock
   }
 
@@ -119,7 +119,7 @@ export class RecitationManager {
     this.config = validConfig({ ...this.config, ...defined(partial) })
   }
 
-  setCustomBuilder(builder: RecitationOptions['custom_builder']): void {
+  setCustomBuilder(builder: RecitationOptions['customBuilder']): void {
     this.customBuilder = builder
   }
 
@@ -244,7 +244,7 @@ export class RecitationManager {
     }
   }
 
-  static fromJSON(json: RecitationJSON, opts: Pick<RecitationOptions, 'clock' | 'custom_builder'> = {}): RecitationManager {
+  static fromJSON(json: RecitationJSON, opts: Pick<RecitationOptions, 'clock' | 'customBuilder'> = {}): RecitationManager {
     const m = new RecitationManager({ ...json.config, ...opts })
     m.lastInjection = json.last_injection_iteration
     m.adaptiveFrequency = json.adaptive_frequency

@@ -16,7 +16,7 @@ export function mergeContext(context: RecitationContext, update: RecitationConte
 }
 
 /** The state a recitation block at `iteration` is built from; plan tasks default to the tracker's plan. */
-export function recitationStateOf(goal: string, context: RecitationContext, tracker: GoalTracker, iteration: number, context_tokens?: number): RecitationState {
+export function recitationStateOf(goal: string, context: RecitationContext, tracker: GoalTracker, iteration: number, contextTokens?: number): RecitationState {
   return {
     iteration,
     goal,
@@ -26,7 +26,7 @@ export function recitationStateOf(goal: string, context: RecitationContext, trac
       memories: context.memories,
       active_files: context.active_files,
       recent_errors: context.recent_errors,
-      context_tokens,
+      context_tokens: contextTokens,
     }),
   }
 }

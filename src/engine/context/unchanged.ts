@@ -3,7 +3,7 @@
  * identical to the last one injected is not injected again until `resend_unchanged_after` turns
  * have passed since it was. Remembers, per kind, a hash of the last injected text and its turn.
  */
-import { textKey } from '../detection/loops.js'
+import { textKey } from '../detection/step-keys.js'
 
 export type InjectedKind = 'goal_reminder' | 'recitation'
 export const DEFAULT_RESEND_UNCHANGED_AFTER = 10

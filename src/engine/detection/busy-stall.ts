@@ -7,7 +7,7 @@
  * a chore does not count there; here every call counts, and only news ends the run.
  */
 import { readCall } from '../drift/code-entities.js'
-import type { StepTool } from './loops.js'
+import type { StepTool } from './loop-kinds.js'
 
 /**
  * Calls in a row without news that make a busy stall, for a new session: on the real runs of

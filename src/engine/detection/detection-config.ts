@@ -6,7 +6,7 @@
  */
 import { budgetProblem, type SessionBudget } from './spend-budget.js'
 import { ESCALATION_MODES, type EscalationMode } from './escalation.js'
-import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, isLoopKind, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD, type LoopKind, type LoopSettings } from './loops.js'
+import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS, isLoopKind, LOOP_KINDS, MAX_LOOP_THRESHOLD, MIN_LOOP_THRESHOLD, type LoopKind, type LoopSettings } from './loop-kinds.js'
 import { DEFAULT_RESEND_UNCHANGED_AFTER } from '../context/unchanged.js'
 import { TOOL_NAME_MAX, ToolList, TOOLS_MAX } from './unknown-tools.js'
 import { DEFAULT_BUSY_AFTER, MAX_BUSY_AFTER, MIN_BUSY_AFTER } from './busy-stall.js'
@@ -142,13 +142,13 @@ export interface DetectionSettings {
   loops: LoopSettings
   graduated: boolean
   evidence: boolean
-  drift_abort: boolean
-  skip_unchanged: boolean
-  resend_unchanged_after: number
+  driftAbort: boolean
+  skipUnchanged: boolean
+  resendUnchangedAfter: number
   budget: SessionBudget | undefined
   tools: ToolList | null
-  busy_after: number | null
-  budget_stall: Required<BudgetStallConfig> | null
+  busyAfter: number | null
+  budgetStall: Required<BudgetStallConfig> | null
 }
 
 export function detectionSettings(c: DetectionConfig): DetectionSettings {
@@ -157,16 +157,16 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     loops: {
       kinds: new Set(kinds),
       thresholds: { ...DEFAULT_LOOP_THRESHOLDS, ...defined(c.loop_thresholds) },
-      exempt_tools: new Set(c.loop_exempt_tools ?? []),
+      exemptTools: new Set(c.loop_exempt_tools ?? []),
     },
     graduated: c.escalation === 'graduated',
     evidence: c.alignment === 'evidence',
-    drift_abort: c.drift_abort === true,
-    skip_unchanged: c.skip_unchanged === true,
-    resend_unchanged_after: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
+    driftAbort: c.drift_abort === true,
+    skipUnchanged: c.skip_unchanged === true,
+    resendUnchangedAfter: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,
     budget: c.budget,
     tools: c.tools === undefined ? null : new ToolList(c.tools),
-    busy_after: c.busy_after ?? null,
-    budget_stall: c.budget_stall === undefined || c.budget_stall === false ? null : { ...DEFAULT_BUDGET_STALL, ...defined(c.budget_stall) },
+    busyAfter: c.busy_after ?? null,
+    budgetStall: c.budget_stall === undefined || c.budget_stall === false ? null : { ...DEFAULT_BUDGET_STALL, ...defined(c.budget_stall) },
   }
 }

@@ -9,7 +9,7 @@
  * `immediate` (a session stored without the field) answers from recommendAction's table at once
  * (step-alignment.ts): a loop flag or critical drift replans, alignment below 0.3 aborts.
  */
-import type { LoopFinding } from './loops.js'
+import type { LoopFinding } from './loop-kinds.js'
 import { DRIFT_CRITICAL, DRIFT_WARNING, PROGRESS_STALL_TURNS, type RecommendedAction } from '../drift/step-alignment.js'
 
 export type EscalationMode = 'immediate' | 'graduated'
@@ -41,16 +41,16 @@ export interface LadderJSON {
 }
 
 export interface LadderInput {
-  step_number: number
+  step: number
   loop: LoopFinding | null
   drift: number
-  stall_turns: number
+  stallTurns: number
   alignment: number
   /** This step advanced the plan: a loop escalating before it ended (unless this step continues it). */
   advanced: boolean
   runaway: boolean
   /** Drift still critical DRIFT_GRACE_STEPS after its replan answers `abort` (config.drift_abort); otherwise `replan` again. */
-  drift_abort: boolean
+  driftAbort: boolean
 }
 
 export interface LadderVerdict {
@@ -78,24 +78,24 @@ export class EscalationLadder {
     if (s.advanced && s.loop === null) this.clearLoop()
     if (s.loop !== null) {
       // Interleaved repeats (A B A B A: A's steps and B's) are one loop: spans overlap, steps need not.
-      const from = s.loop.steps[0] ?? s.step_number
+      const from = s.loop.steps[0] ?? s.step
       const span = this.loopSpan
       const continues = this.loopLevel > 0 && span !== null && from <= span[1]
       this.loopLevel = continues ? Math.min(RUNGS.length, this.loopLevel + 1) : 1
-      this.loopSpan = continues ? [Math.min(span[0], from), s.step_number] : [from, s.step_number]
+      this.loopSpan = continues ? [Math.min(span[0], from), s.step] : [from, s.step]
       const action = RUNGS[this.loopLevel - 1]!
       const note = this.loopLevel === 1 ? 'loop: first detection, adjust' : action === 'replan' ? 'loop continues: replan' : 'loop continued after a replan: abort'
       return { action, note }
     }
     if (s.drift >= DRIFT_CRITICAL) {
-      if (this.driftReplanAt === null) this.driftReplanAt = s.step_number
-      if (s.drift_abort && s.step_number - this.driftReplanAt >= DRIFT_GRACE_STEPS) {
-        return { action: 'abort', note: `drift still >= ${DRIFT_CRITICAL} ${s.step_number - this.driftReplanAt} steps after a replan: abort` }
+      if (this.driftReplanAt === null) this.driftReplanAt = s.step
+      if (s.driftAbort && s.step - this.driftReplanAt >= DRIFT_GRACE_STEPS) {
+        return { action: 'abort', note: `drift still >= ${DRIFT_CRITICAL} ${s.step - this.driftReplanAt} steps after a replan: abort` }
       }
       return { action: 'replan' }
     }
     this.driftReplanAt = null
-    if (s.stall_turns >= PROGRESS_STALL_TURNS) return { action: 'replan' }
+    if (s.stallTurns >= PROGRESS_STALL_TURNS) return { action: 'replan' }
     if (s.drift >= DRIFT_WARNING) return { action: 'adjust' }
     if (s.alignment < 0.5) return { action: 'adjust', ...(s.alignment < 0.3 ? { note: 'graduated: low alignment answers adjust, not abort' } : {}) }
     if (s.runaway) return { action: 'adjust', note: 'spending fast without progress: adjust' }

@@ -7,84 +7,9 @@
  */
 import { callKind, type StepTool } from '../drift/code-entities.js'
 import { maskVolatile } from './output-mask.js'
-import { stateHash } from '../drift/step-alignment.js'
 import { cutText } from '../similarity/text.js'
-
-export const LOOP_KINDS = ['repeat', 'error_repeat', 'alternation', 'monologue', 'same_call', 'same_result', 'error_cascade', 'same_edit'] as const
-export type LoopKind = (typeof LOOP_KINDS)[number]
-
-/**
- * repeat: 3 (GoalTracker's LOOP_THRESHOLD); error_repeat 3, monologue 3 and alternation over 6 from OpenHands;
- * same_call 5 from Gemini CLI; same_result 3; same_edit 3.
- */
-export const DEFAULT_LOOP_THRESHOLDS: Readonly<Record<LoopKind, number>> = {
-  repeat: 3,
-  error_repeat: 3,
-  alternation: 6,
-  monologue: 3,
-  same_call: 5,
-  same_result: 3,
-  error_cascade: 5,
-  same_edit: 3,
-}
-
-/**
- * Kinds on unless a session lists its own: the ones that only look at the optional `tool` and
- * `error` fields, so a client that sends text alone gets the tracker's answers unchanged.
- */
-export const DEFAULT_LOOP_KINDS: readonly LoopKind[] = ['repeat', 'error_repeat', 'same_call']
-
-/** Least threshold per kind: fewer is not a repetition (an alternation needs two rounds of A/B). */
-export const MIN_LOOP_THRESHOLD: Readonly<Record<LoopKind, number>> = {
-  repeat: 2,
-  error_repeat: 2,
-  alternation: 4,
-  monologue: 2,
-  same_call: 2,
-  same_result: 2,
-  error_cascade: 3,
-  same_edit: 2,
-}
-export const MAX_LOOP_THRESHOLD = 100
-
-export function isLoopKind(x: unknown): x is LoopKind {
-  return typeof x === 'string' && (LOOP_KINDS as readonly string[]).includes(x)
-}
-
-export type { StepTool } from '../drift/code-entities.js'
-
-/** The optional fields a step may carry beside its description and output. */
-export interface StepSignals {
-  tool?: StepTool
-  error?: boolean
-  tokens?: number
-  cost_usd?: number
-}
-
-export interface LoopSettings {
-  kinds: ReadonlySet<LoopKind>
-  thresholds: Readonly<Record<LoopKind, number>>
-  exempt_tools: ReadonlySet<string>
-}
-
-/** Steps kept: OpenHands looks at its last 20 events; a larger threshold of a kind that is on keeps that many. */
-export function windowSize(s: LoopSettings): number {
-  let n = LOOP_WINDOW
-  for (const k of s.kinds) n = Math.max(n, s.thresholds[k])
-  return n
-}
-
-/** A loop this step completed or continued: its kind, the steps involved and what repeats. */
-export interface LoopFinding {
-  kind: LoopKind
-  /** Step numbers involved, oldest first (for `repeat`, those still in the window). */
-  steps: number[]
-  count: number
-  /** The repeating action, short (`name({args})` or the description's start). */
-  subject: string
-  /** One plain sentence the model can act on. */
-  advice: string
-}
+import { loopAdvice, type LoopFinding, type LoopKind, type LoopSettings, type StepSignals } from './loop-kinds.js'
+import { stepStateHash, textKey, toolCallText } from './step-keys.js'
 
 interface Entry {
   step: number
@@ -113,60 +38,6 @@ export interface LoopDetectorJSON {
 export const LOOP_WINDOW = 20
 const LABEL_MAX = 80
 
-/** `name({...})` with sorted keys, so the same call is the same text however its args were ordered. */
-export function toolCallText(tool: StepTool): string {
-  return `${tool.name}(${canonicalJson(tool.args)})`
-}
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`)
-      .join(',')}}`
-  }
-  return JSON.stringify(v) ?? 'null'
-}
-
-/**
- * 53-bit hash of the lowercased, whitespace-collapsed, trimmed text (exact equality, unlike the
- * word-set state hash). One pass over the characters: a regex and toLowerCase per step cost ~20 µs
- * on a 500-character output, this ~1 µs.
- */
-export function textKey(text: string): string {
-  let h1 = 0xdeadbeef
-  let h2 = 0x41c6ce57
-  let pendingSpace = false
-  let started = false
-  for (let i = 0; i < text.length; i++) {
-    let c = text.charCodeAt(i)
-    if (c === 32 || (c >= 9 && c <= 13)) {
-      pendingSpace = started
-      continue
-    }
-    if (pendingSpace) {
-      h1 = Math.imul(h1 ^ 32, 2654435761)
-      h2 = Math.imul(h2 ^ 32, 1597334677)
-      pendingSpace = false
-    }
-    started = true
-    if (c >= 65 && c <= 90) c += 32
-    else if (c > 127) c = text[i]!.toLowerCase().charCodeAt(0)
-    h1 = Math.imul(h1 ^ c, 2654435761)
-    h2 = Math.imul(h2 ^ c, 1597334677)
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36)
-}
-
-/** The text the tracker's state hash reads for a step: a tool call counts as part of what was done. */
-export function stepStateHash(description: string, output: string, tool?: StepTool): string {
-  return stateHash(tool === undefined ? description : `${description}\n${toolCallText(tool)}`, output)
-}
-
 function label(text: string): string {
   const one = cutText(text, 4 * LABEL_MAX)
     .replace(/\s+/g, ' ')
@@ -174,30 +45,11 @@ function label(text: string): string {
   return one.length > LABEL_MAX ? `${cutText(one, LABEL_MAX - 1)}…` : one
 }
 
-function listSteps(steps: number[]): string {
-  return steps.length <= 6 ? steps.join(', ') : `${steps.slice(0, 2).join(', ')} … ${steps.slice(-2).join(', ')}`
-}
-
-export function loopAdvice(kind: LoopKind, subject: string, count: number, steps: number[], other?: string): string {
-  const at = `steps ${listSteps(steps)}`
-  switch (kind) {
-    case 'repeat':
-      return `The same step with the same result has come back ${count} times (${at}): stop repeating "${subject}"; use what it returned or try another approach.`
-    case 'error_repeat':
-      return `"${subject}" failed ${count} times in a row (${at}): do not retry it as is; read the error and change the arguments or the approach.`
-    case 'alternation':
-      return `You are alternating between "${subject}" and "${other ?? '…'}" (${at}) without getting further: stop, decide what is missing, and take a different next step.`
-    case 'monologue':
-      return `You sent the same message ${count} times in a row with nothing happening between (${at}): act on it (call a tool) or ask something different.`
-    case 'same_call':
-      return `"${subject}" was called ${count} times in a row with the same arguments (${at}): its answer will not change; use it or call something else.`
-    case 'error_cascade':
-      return `The last ${count} tool calls all failed (${at}), the latest "${subject}": stop and read the errors; something they share (the environment, a path, a wrong assumption) needs fixing first.`
-    case 'same_result':
-      return `"${subject}" gave the same result ${count} times (${at}): what you changed between the runs did not change it; read the result and try something else.`
-    case 'same_edit':
-      return `The same edit "${subject}" was applied ${count} times in a row (${at}): each run changes the file again; look at the file as it is now and undo the duplicates before editing further.`
-  }
+/** Steps kept: OpenHands looks at its last 20 events; a larger threshold of a kind that is on keeps that many. */
+export function windowSize(s: LoopSettings): number {
+  let n = LOOP_WINDOW
+  for (const k of s.kinds) n = Math.max(n, s.thresholds[k])
+  return n
 }
 
 /** Kinds that compare a call's (masked) result. */
@@ -210,7 +62,7 @@ export class LoopDetector {
 
   /** Whether a step with this tool is left out of loop detection. */
   static exempt(settings: LoopSettings, signals: StepSignals): boolean {
-    return signals.tool !== undefined && settings.exempt_tools.has(signals.tool.name)
+    return signals.tool !== undefined && settings.exemptTools.has(signals.tool.name)
   }
 
   /**

@@ -11,7 +11,9 @@ import { detectionSettings, type DetectionConfig, type DetectionSettings } from 
 import { atLeast, EscalationLadder, type LadderJSON } from './escalation.js'
 import type { GoalState, StepLoopOptions, StepVerification } from '../session/goal-tracker.js'
 import { callKind } from '../drift/code-entities.js'
-import { LoopDetector, stepStateHash, textKey, toolCallText, type LoopDetectorJSON, type LoopFinding, type LoopKind, type StepSignals, type StepTool } from './loops.js'
+import { LoopDetector, type LoopDetectorJSON } from './loops.js'
+import type { LoopFinding, LoopKind, StepSignals, StepTool } from './loop-kinds.js'
+import { stepStateHash, textKey, toolCallText } from './step-keys.js'
 import type { RecommendedAction } from '../drift/step-alignment.js'
 import { truncateChars } from '../similarity/text.js'
 import { UnchangedFilter, type InjectedKind, type UnchangedJSON, type UnchangedSkip } from '../context/unchanged.js'
@@ -117,14 +119,14 @@ export class SessionDetection {
     const exempt = LoopDetector.exempt(s, signals)
     const other = this.loops.observe(step, description, output, signals, s)
     let resultKey = ''
-    if (this.settings.busy_after !== null && signals.tool !== undefined && !exempt) {
+    if (this.settings.busyAfter !== null && signals.tool !== undefined && !exempt) {
       const newest = this.loops.newest
       resultKey = newest?.step === step && newest.result !== '' ? newest.result : textKey(maskVolatile(output))
     }
     this.pending = { step, other, signals, unknown: this.unknownTool(signals.tool), resultKey, exempt }
     return {
-      state_hash: exempt ? stepStateHash(description, output, signals.tool) : this.loops.lastState!,
-      repeat_threshold: exempt || !s.kinds.has('repeat') ? null : s.thresholds.repeat,
+      stateHash: exempt ? stepStateHash(description, output, signals.tool) : this.loops.lastState!,
+      repeatThreshold: exempt || !s.kinds.has('repeat') ? null : s.thresholds.repeat,
       loop: other === null ? null : { note: `loop (${other.kind}): ${other.count} × "${other.subject}"` },
     }
   }
@@ -160,28 +162,28 @@ export class SessionDetection {
       notes.push(spent.reason!)
     } else if (this.settings.graduated) {
       const v = this.ladder.decide({
-        step_number: p.step,
+        step: p.step,
         loop,
         drift: state.drift_score,
-        stall_turns: state.stall_turns,
+        stallTurns: state.stall_turns,
         alignment: verification.alignment_score,
         // Read for evidence, only the plan moving ends a loop: work between two runs of a loop is part of it.
         advanced: this.settings.evidence ? verification.progress_delta > 0 : verification.aligned && state.stall_turns === 0,
         runaway: spent.report.runaway,
-        drift_abort: this.settings.drift_abort,
+        driftAbort: this.settings.driftAbort,
       })
       out.recommended_action = v.action
       if (v.note !== undefined) notes.push(v.note)
       if (loop !== null && v.action === 'adjust') notes.push(loop.advice)
     }
-    const after = this.settings.busy_after
+    const after = this.settings.busyAfter
     const busy = after === null || p.resultKey === '' ? null : this.busy.observe(p.step, p.signals.tool, p.resultKey, todoDone || verification.progress_delta > 0, after)
     if (busy !== null) {
       out.busy_stall = busy
       out.recommended_action = atLeast(out.recommended_action, 'replan')
       notes.push(busy.advice)
     }
-    const watch = this.settings.budget_stall
+    const watch = this.settings.budgetStall
     const stall =
       watch === null || p.signals.tool === undefined || p.exempt
         ? null
@@ -288,12 +290,12 @@ export class SessionDetection {
 
   /** Why an injection of `text` at `turn` is skipped (skip_unchanged), or null. */
   skip(kind: InjectedKind, text: string, turn: number): UnchangedSkip | null {
-    if (!this.settings.skip_unchanged) return null
-    return this.unchanged.check(kind, text, turn, this.settings.resend_unchanged_after)
+    if (!this.settings.skipUnchanged) return null
+    return this.unchanged.check(kind, text, turn, this.settings.resendUnchangedAfter)
   }
 
   recordInjected(kind: InjectedKind, text: string, turn: number): void {
-    if (this.settings.skip_unchanged) this.unchanged.record(kind, text, turn)
+    if (this.settings.skipUnchanged) this.unchanged.record(kind, text, turn)
   }
 
   toJSON(): DetectionJSON {
@@ -305,8 +307,8 @@ export class SessionDetection {
       ...(this.lastAction === undefined ? {} : { last_action: this.lastAction }),
       ...(this.reported === null ? {} : { reported_tools: [...this.reported.names] }),
       ...(this.unknownRun === 0 ? {} : { unknown_run: this.unknownRun }),
-      ...(this.settings.busy_after === null ? {} : { busy: this.busy.toJSON() }),
-      ...(this.settings.budget_stall === null ? {} : { budget_stall: this.budgetStall.toJSON() }),
+      ...(this.settings.busyAfter === null ? {} : { busy: this.busy.toJSON() }),
+      ...(this.settings.budgetStall === null ? {} : { budget_stall: this.budgetStall.toJSON() }),
       ...(this.opinion === null ? {} : { opinion_at: this.opinion.toJSON() }),
     }
   }

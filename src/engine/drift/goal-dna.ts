@@ -53,9 +53,9 @@ export interface GoalDNASummary {
 }
 
 export interface GoalDNAOptions {
-  drift_threshold?: number
-  consecutive_limit?: number
-  history_size?: number
+  driftThreshold?: number
+  consecutiveLimit?: number
+  historySize?: number
   similarity?: SimilarityMode
   /** Plan steps / todos that enrich the goal's fingerprint (`enhanced` only; see goal-scorer). */
   context?: readonly string[]
@@ -64,7 +64,7 @@ export interface GoalDNAOptions {
    * Keep the recent drift events (default true). A caller that stores events itself (the sessions
    * service) turns it off: `check` still returns each event, nothing is retained or serialized.
    */
-  keep_events?: boolean
+  keepEvents?: boolean
 }
 
 export interface GoalDNAJSON {
@@ -87,10 +87,10 @@ export const DEFAULT_CONSECUTIVE_LIMIT = 3
 export const DEFAULT_HISTORY_SIZE = 200
 export const ACTION_TEXT_MAX = 200
 
-function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context' | 'keep_events'>>): void {
-  if (!(o.drift_threshold >= 0 && o.drift_threshold <= 1)) throw new RangeError('drift_threshold must be in [0, 1]')
-  if (!Number.isInteger(o.consecutive_limit) || o.consecutive_limit < 0) throw new RangeError('consecutive_limit must be a non-negative integer')
-  if (!Number.isInteger(o.history_size) || o.history_size < 1) throw new RangeError('history_size must be a positive integer')
+function checkOptions(o: Required<Omit<GoalDNAOptions, 'clock' | 'similarity' | 'context' | 'keepEvents'>>): void {
+  if (!(o.driftThreshold >= 0 && o.driftThreshold <= 1)) throw new RangeError('driftThreshold must be in [0, 1]')
+  if (!Number.isInteger(o.consecutiveLimit) || o.consecutiveLimit < 0) throw new RangeError('consecutiveLimit must be a non-negative integer')
+  if (!Number.isInteger(o.historySize) || o.historySize < 1) throw new RangeError('historySize must be a positive integer')
 }
 
 export class GoalDNA {
@@ -107,7 +107,7 @@ export class GoalDNA {
   private driftEventTotal = 0
   private history: number[] = []
   /**
-   * Bounded like the history: the newest `history_size` events are kept, so state stays small
+   * Bounded like the history: the newest `historySize` events are kept, so state stays small
    * in long sessions; `total_drift_events` still counts every event ever recorded.
    */
   private events: DriftEvent[] = []
@@ -115,19 +115,19 @@ export class GoalDNA {
   constructor(goal: string, options: GoalDNAOptions = {}) {
     const mode = options.similarity ?? 'lexical'
     const o = {
-      drift_threshold: options.drift_threshold ?? DEFAULT_DRIFT_THRESHOLDS[mode],
-      consecutive_limit: options.consecutive_limit ?? DEFAULT_CONSECUTIVE_LIMIT,
-      history_size: options.history_size ?? DEFAULT_HISTORY_SIZE,
+      driftThreshold: options.driftThreshold ?? DEFAULT_DRIFT_THRESHOLDS[mode],
+      consecutiveLimit: options.consecutiveLimit ?? DEFAULT_CONSECUTIVE_LIMIT,
+      historySize: options.historySize ?? DEFAULT_HISTORY_SIZE,
     }
     checkOptions(o)
     this.goalText = goal
-    this.driftThreshold = o.drift_threshold
-    this.consecutiveLimit = o.consecutive_limit
-    this.historySize = o.history_size
+    this.driftThreshold = o.driftThreshold
+    this.consecutiveLimit = o.consecutiveLimit
+    this.historySize = o.historySize
     this.context = [...(options.context ?? [])]
     this.scorer = createScorer(goal, mode, { context: this.context })
     this.clock = options.clock ?? wallClock
-    this.keepEvents = options.keep_events ?? true
+    this.keepEvents = options.keepEvents ?? true
   }
 
   get tokens(): ReadonlySet<string> {
@@ -264,15 +264,15 @@ export class GoalDNA {
     }
   }
 
-  static fromJSON(json: GoalDNAJSON, options: Pick<GoalDNAOptions, 'clock' | 'keep_events'> = {}): GoalDNA {
+  static fromJSON(json: GoalDNAJSON, options: Pick<GoalDNAOptions, 'clock' | 'keepEvents'> = {}): GoalDNA {
     const dna = new GoalDNA(json.goal, {
-      drift_threshold: json.drift_threshold,
-      consecutive_limit: json.consecutive_limit,
-      history_size: json.history_size,
+      driftThreshold: json.drift_threshold,
+      consecutiveLimit: json.consecutive_limit,
+      historySize: json.history_size,
       similarity: json.similarity,
       ...(json.context === undefined ? {} : { context: json.context }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
-      ...(options.keep_events === undefined ? {} : { keep_events: options.keep_events }),
+      ...(options.keepEvents === undefined ? {} : { keepEvents: options.keepEvents }),
     })
     dna.consecutive = json.consecutive_drift_count
     dna.checks = json.total_checks

@@ -23,7 +23,7 @@
 import { addEntities, entitiesOf, readCall, type CallReading, type Entities } from './code-entities.js'
 import type { DriftSeverity } from './drift-severity.js'
 import type { SimilarityMode } from '../similarity/goal-scorer.js'
-import type { StepSignals } from '../detection/loops.js'
+import type { StepSignals } from '../detection/loop-kinds.js'
 import { PlanTerms } from '../session/plan-terms.js'
 import { normalizeText } from '../similarity/text-normalize.js'
 import { wordInfo, wordRank } from '../similarity/word-info.js'

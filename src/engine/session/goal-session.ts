@@ -1,30 +1,26 @@
 /**
- * GoalSession: one goal session as a single aggregate — GoalTracker (verdicts), GoalDNA (drift),
- * GoalReminderInjector (reminders), RecitationManager (status blocks) and the recitation context —
- * so the HTTP service loads one object, calls one method and persists one snapshot. Its episode
+ * GoalSession: one goal session as a single aggregate, so the HTTP service loads one object, calls
+ * one method and persists one snapshot: a step's verdict, goal and plan changes, reminders and
+ * recitation. Its parts, how they are built or restored and its JSON are session-parts.ts. Its episode
  * events, recitation state, reminder input and summary are built in session-events.ts,
  * session-recitation.ts, session-reminder.ts and session-summary.ts; loop kinds, escalation, budget
  * and skip_unchanged in session-detection.ts.
  */
-import { wallClock, type Clock } from '../clock.js'
 import { GoalDNA, type DriftCheck, type DriftTrend } from '../drift/goal-dna.js'
 import { GoalReminderInjector, type GoalReminder } from '../context/goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
-import { RecitationManager, type ChatMessage, type RecitationState } from '../context/recitation.js'
-import { copySessionConfig, resolveSessionConfig, type SessionConfig, type SessionConfigInput } from './session-config.js'
+import type { ChatMessage, RecitationState } from '../context/recitation.js'
 import { driftEvents, pushStepEvents, type StepBefore } from './session-events.js'
 import { mergeContext, planTasks, recitationPreview, recitationStateOf } from '../context/session-recitation.js'
 import { sessionSummary } from './session-summary.js'
 import { reminderInputOf } from '../context/session-reminder.js'
-import type { StepSignals, StepTool } from '../detection/loops.js'
-import { AgentTurn, type StopCheck } from './agent-turn.js'
-import { TodoList } from './todo-tools.js'
-import { SessionDetection } from '../detection/session-detection.js'
-import { NEW_SESSION_DETECTION } from '../detection/detection-config.js'
+import type { StepSignals, StepTool } from '../detection/loop-kinds.js'
+import type { StopCheck } from './agent-turn.js'
 import type { OpinionOutcome } from '../detection/second-opinion.js'
 import { StepReader, type Evidence } from '../drift/step-evidence.js'
 import type { UnchangedSkip } from '../context/unchanged.js'
+import { SessionParts } from './session-parts.js'
 import type {
   GoalSessionJSON,
   GoalSessionOptions,
@@ -40,104 +36,7 @@ import type {
 
 export type * from './session-types.js'
 
-export class GoalSession {
-  readonly config: SessionConfig
-  private readonly clock: Clock
-  private readonly llmTimeoutMs: number | undefined
-  private goalText: string
-  private stepCount = 0
-  private context: RecitationContext = {}
-  private tracker: GoalTracker
-  private dna: GoalDNA
-  private injector: GoalReminderInjector
-  private recitationManager: RecitationManager
-  private detection: SessionDetection
-  private turn: AgentTurn
-  private todos: TodoList
-  /** Reads steps for evidence (`config.alignment: "evidence"`); null with `keywords` alignment. */
-  private reader: StepReader | null
-
-  /**
-   * A new session: the fields of NEW_SESSION_DETECTION it leaves out are filled in and stored.
-   * `stored`: a session created earlier, its config taken as it is and its parts restored from it
-   * (fromJSON), each built once.
-   */
-  constructor(init: { goal: string; plan?: readonly string[]; config?: SessionConfigInput }, options: GoalSessionOptions = {}, stored?: GoalSessionJSON) {
-    this.config = resolveSessionConfig(stored ? init.config : { ...NEW_SESSION_DETECTION, ...init.config })
-    this.clock = options.clock ?? wallClock
-    this.llmTimeoutMs = options.llm_timeout_ms
-    this.goalText = init.goal
-    const c = this.config
-    const clock = this.clock
-    if (stored) {
-      this.stepCount = stored.step_count
-      this.context = structuredClone(stored.context)
-      this.tracker = GoalTracker.fromJSON(stored.tracker, this.trackerOptions())
-      this.dna = GoalDNA.fromJSON(stored.dna, { clock, keep_events: false })
-      this.injector = GoalReminderInjector.fromJSON(stored.reminder, clock, { history_text: false })
-      this.recitationManager = RecitationManager.fromJSON(stored.recitation, { clock })
-      this.turn = AgentTurn.fromJSON(stored.turn)
-      this.todos = TodoList.fromJSON(stored.todos)
-      this.detection = SessionDetection.fromJSON(c, stored.detection)
-      this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, stored.tracker.plan, stored.reader) : null
-      return
-    }
-    this.tracker = this.newTracker(init.goal)
-    this.tracker.setPlan(init.plan ?? [])
-    this.dna = this.newDna(init.goal)
-    this.injector = new GoalReminderInjector({
-      full_cutoff: c.full_cutoff,
-      compact_cutoff: c.compact_cutoff,
-      max_pitfalls: c.max_pitfalls,
-      max_tried: c.max_tried,
-      drift_warning_threshold: c.drift_warning_threshold,
-      clock,
-      history_text: false,
-    })
-    this.injector.setGoal(init.goal)
-    // The session's history lives in the steps table; the manager's own history would bloat the snapshot.
-    this.recitationManager = new RecitationManager({ ...c.recitation, track_history: false, clock })
-    this.detection = new SessionDetection(c)
-    this.turn = new AgentTurn()
-    this.todos = new TodoList()
-    this.reader = this.detection.settings.evidence ? StepReader.fromJSON(init.goal, init.plan ?? [], undefined) : null
-  }
-
-  /** The step log lives in the steps table, so the tracker keeps no verification history. */
-  private trackerOptions() {
-    return { clock: this.clock, keep_history: false, ...(this.llmTimeoutMs === undefined ? {} : { llm_timeout_ms: this.llmTimeoutMs }) }
-  }
-
-  private newTracker(goal: string): GoalTracker {
-    return new GoalTracker(goal, this.trackerOptions())
-  }
-
-  private newDna(goal: string): GoalDNA {
-    const c = this.config
-    return new GoalDNA(goal, {
-      similarity: c.similarity,
-      drift_threshold: c.drift_threshold,
-      consecutive_limit: c.consecutive_limit,
-      history_size: c.history_size,
-      clock: this.clock,
-      keep_events: false,
-    })
-  }
-
-  get goal(): string {
-    return this.goalText
-  }
-  get plan(): string[] {
-    return this.tracker.getPlan()
-  }
-  get stepsTaken(): number {
-    return this.stepCount
-  }
-
-  state(): GoalState {
-    return this.tracker.getState()
-  }
-
+export class GoalSession extends SessionParts {
   /**
    * Verifies a step with the heuristic only, checks it for drift and reports episode events.
    * `similarity`: the description's similarity to the goal computed outside (an `embeddings`
@@ -259,8 +158,8 @@ export class GoalSession {
     if (goal === null) return
     this.goalText = goal
     this.tracker = GoalTracker.fromJSON({ ...this.tracker.toJSON(), goal }, this.trackerOptions())
-    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keep_events: false })
-    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { history_text: false })
+    this.dna = GoalDNA.fromJSON({ ...this.dna.toJSON(), goal }, { clock: this.clock, keepEvents: false })
+    this.injector = GoalReminderInjector.fromJSON({ ...this.injector.toJSON(), goal }, this.clock, { historyText: false })
     if (this.reader !== null) this.reader = StepReader.fromJSON(goal, this.tracker.getPlan(), this.reader.toJSON())
   }
 
@@ -357,31 +256,25 @@ export class GoalSession {
     return this.getContext()
   }
 
-  getContext(): RecitationContext {
-    // Most sessions never set a context: skip structuredClone's fixed cost for an empty one.
-    for (const _ in this.context) return structuredClone(this.context)
-    return {}
-  }
-
-  private recitationState(iteration: number, context_tokens?: number): RecitationState {
-    return recitationStateOf(this.goalText, this.context, this.tracker, iteration, context_tokens)
+  private recitationState(iteration: number, contextTokens?: number): RecitationState {
+    return recitationStateOf(this.goalText, this.context, this.tracker, iteration, contextTokens)
   }
 
   /** Read-only: what an injection at `iteration` would do, without recording it. */
-  recitation(iteration: number, context_tokens?: number): RecitationPreview {
-    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, context_tokens))
+  recitation(iteration: number, contextTokens?: number): RecitationPreview {
+    return recitationPreview(this.config.recitation, this.recitationManager, this.detection, this.recitationState(iteration, contextTokens))
   }
 
   /**
    * Inserts the block before the last user message when due (or forced) and records the injection.
    * With skip_unchanged, a due block identical to the last one injected is held back (`skipped`).
    */
-  injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { context_tokens?: number; force?: boolean } = {}): RecitationInjection<M> {
-    if (this.detection.settings.skip_unchanged && opts.force !== true) {
-      const { skipped } = this.recitation(iteration, opts.context_tokens)
+  injectRecitation<M extends ChatMessage>(iteration: number, messages: M[], opts: { contextTokens?: number; force?: boolean } = {}): RecitationInjection<M> {
+    if (this.detection.settings.skipUnchanged && opts.force !== true) {
+      const { skipped } = this.recitation(iteration, opts.contextTokens)
       if (skipped !== undefined) return { messages, injected: false, recitation: null, skipped }
     }
-    const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.context_tokens), { force: opts.force === true })
+    const r = this.recitationManager.inject(messages, this.recitationState(iteration, opts.contextTokens), { force: opts.force === true })
     if (r.recitation !== null && r.injected) this.detection.recordInjected('recitation', r.recitation.content, iteration)
     return {
       messages: r.messages,
@@ -392,30 +285,6 @@ export class GoalSession {
 
   summary(): SessionSummary {
     return sessionSummary(this.goalText, this.tracker.getSummary(), this.dna.getSummary(), this.injector.getStats())
-  }
-
-  /**
-   * The whole state, kept small because it is written on every step: the step log and drift
-   * events live in their own tables, so the tracker's verification history and the GoalDNA event
-   * list are left out, and reminder history keeps only its entries' metadata (its size is all a
-   * session reports). None of these feed any later result, so the session does not even keep
-   * them in memory (`keep_history`, `keep_events`, `history_text` off).
-   */
-  toJSON(): GoalSessionJSON {
-    return {
-      goal: this.goalText,
-      config: copySessionConfig(this.config),
-      step_count: this.stepCount,
-      context: this.getContext(),
-      tracker: this.tracker.toJSON(),
-      dna: this.dna.toJSON(),
-      reminder: this.injector.toJSON(),
-      recitation: this.recitationManager.toJSON(),
-      detection: this.detection.toJSON(),
-      turn: this.turn.toJSON(),
-      todos: this.todos.toJSON(),
-      ...(this.reader === null ? {} : { reader: this.reader.toJSON() }),
-    }
   }
 
   static fromJSON(json: GoalSessionJSON, options: GoalSessionOptions = {}): GoalSession {

@@ -46,12 +46,12 @@ export interface GoalTrackerSummary {
 export interface GoalTrackerOptions {
   clock?: Clock
   /** How long an LLM verification may take before the heuristic is used, ms. */
-  llm_timeout_ms?: number
+  llmTimeoutMs?: number
   /**
    * Keep the per-step verification history (default true). A caller that logs steps itself (the
    * sessions service) turns it off so the tracker's state stays small and cheap to serialize.
    */
-  keep_history?: boolean
+  keepHistory?: boolean
 }
 
 export interface GoalTrackerJSON {

@@ -24,9 +24,9 @@ export const STATE_HASHES_MAX = 200
 /** Per-step loop inputs from a caller that detects more than `repeat`, the state hash seen 3 times (GoalSession). */
 export interface StepLoopOptions {
   /** This step's state hash, when the caller computed it (e.g. with its tool call in it). */
-  state_hash?: string
+  stateHash?: string
   /** Sightings of one state that make a `repeat` (default LOOP_THRESHOLD); null: none (the state still counts for progress). */
-  repeat_threshold?: number | null
+  repeatThreshold?: number | null
   /** A loop of another kind this step completed, found by the caller: flags the loop like a repeat. */
   loop?: { note: string } | null
   /** The step completed an item of the agent's own todo list (`followTodos`): progress, whatever its alignment. */
@@ -73,8 +73,8 @@ export class GoalTracker {
   constructor(goal: string, options: GoalTrackerOptions = {}) {
     this.originalGoal = goal
     this.clock = options.clock ?? wallClock
-    this.llmTimeoutMs = options.llm_timeout_ms ?? DEFAULT_LLM_TIMEOUT_MS
-    this.keepHistory = options.keep_history ?? true
+    this.llmTimeoutMs = options.llmTimeoutMs ?? DEFAULT_LLM_TIMEOUT_MS
+    this.keepHistory = options.keepHistory ?? true
     this.goalStems = stemSet(goal)
     this.startedAt = this.clock()
   }
@@ -207,12 +207,12 @@ export class GoalTracker {
 
   /** Applies one verified step to the state; the only place that mutates it. */
   private commit(description: string, output: string, alignment: number, reasoning: string, loop: StepLoopOptions): StepVerification {
-    const hash = loop.state_hash ?? stateHash(description, output)
+    const hash = loop.stateHash ?? stateHash(description, output)
     const seen = (this.hashes.get(hash) ?? 0) + 1
     this.hashes.set(hash, seen)
     if (this.hashes.size > STATE_HASHES_MAX) this.hashes.delete(this.hashes.keys().next().value!)
     const notes: string[] = []
-    const threshold = loop.repeat_threshold === undefined ? LOOP_THRESHOLD : loop.repeat_threshold
+    const threshold = loop.repeatThreshold === undefined ? LOOP_THRESHOLD : loop.repeatThreshold
     this.repeatCount = threshold !== null && seen >= threshold ? seen : 0
     if (this.repeatCount > 0) {
       this.loopDetected = true

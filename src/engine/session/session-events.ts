@@ -7,7 +7,7 @@ import type { DriftCheck } from '../drift/goal-dna.js'
 import type { GoalState } from './goal-tracker.js'
 import type { SessionEvent } from './session-types.js'
 import { PROGRESS_STALL_TURNS } from '../drift/step-alignment.js'
-import type { LoopFinding } from '../detection/loops.js'
+import type { LoopFinding } from '../detection/loop-kinds.js'
 import { cutText } from '../similarity/text.js'
 
 const DESCRIPTION_IN_EVENT = 200

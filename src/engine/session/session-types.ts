@@ -6,7 +6,7 @@ import type { ChatMessage, PlanTask, RecitationJSON, TodoItem } from '../context
 import type { SessionConfig } from './session-config.js'
 import type { Clock } from '../clock.js'
 import type { BudgetExceeded, BudgetWarning, DetectionJSON, DetectionVerdict } from '../detection/session-detection.js'
-import type { LoopKind } from '../detection/loops.js'
+import type { LoopKind } from '../detection/loop-kinds.js'
 import type { UnchangedSkip } from '../context/unchanged.js'
 import type { AgentTurnJSON, StopOutcome } from './agent-turn.js'
 import type { TodoListJSON } from './todo-tools.js'
@@ -93,5 +93,5 @@ export interface GoalSessionJSON {
 export interface GoalSessionOptions {
   clock?: Clock
   /** How long an LLM verification may take before the heuristic is used, ms. */
-  llm_timeout_ms?: number
+  llmTimeoutMs?: number
 }

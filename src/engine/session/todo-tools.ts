@@ -6,7 +6,7 @@
  * Code's task tools, `TaskCreate` (`{ subject, taskId }`: the id its answer gave, which the hook
  * adds to the arguments) and `TaskUpdate` (`{ taskId, status?, subject? }`, status `deleted` removes).
  */
-import type { StepTool } from '../detection/loops.js'
+import type { StepTool } from '../detection/loop-kinds.js'
 import type { TaskStatus, TodoItem } from '../context/recitation-content.js'
 import { truncateChars } from '../similarity/text.js'
 
