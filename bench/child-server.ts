@@ -4,7 +4,7 @@
  * and on process exit (the `exit` handler is synchronous, so it SIGKILLs and uses rmSync).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -123,6 +123,12 @@ export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
   }
   child.stdout!.on('data', keep)
   child.stderr!.on('data', keep)
+  // BENCH_SERVER_LOG=path: each server's output also goes to path.<name> (e.g. --trace-gc's lines).
+  if (process.env.BENCH_SERVER_LOG) {
+    const log = createWriteStream(`${process.env.BENCH_SERVER_LOG}.${opts.name}`)
+    child.stdout!.pipe(log)
+    child.stderr!.pipe(log)
+  }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
 
   const baseUrl = `http://127.0.0.1:${opts.port}`
@@ -202,6 +208,8 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
     args: [
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
       ...startFlags(),
+      // BENCH_NODE_FLAGS="--trace-gc …": more node flags for the server, after npm start's own.
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ') ?? []),
       ...(opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']),
     ],
     port,

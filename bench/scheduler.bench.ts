@@ -13,13 +13,21 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openDb, type SqliteHandle } from '../src/db/client.js'
+import type { SqlDatabase } from '../src/db/database.js'
 import { runMigrations } from '../src/db/migrate.js'
 import { wallClock } from '../src/engine/clock.js'
 import { Ticker } from '../src/reminders/ticker.js'
 import { WebhooksService } from '../src/webhooks/service.js'
 import { Dispatcher } from '../src/webhooks/dispatcher.js'
 import { DEFAULT_DELIVERY_SETTINGS } from '../src/webhooks/retry-policy.js'
-import { reminderParts } from '../test/reminders/fixtures.js'
+import { ReminderRepository } from '../src/reminders/repository.js'
+import { SettingsService } from '../src/reminders/settings.js'
+
+/** What a ticker reads reminders and the agents' settings through (the test fixtures load vitest). */
+function reminderParts(db: SqlDatabase): { repo: ReminderRepository; settings: SettingsService } {
+  const repo = new ReminderRepository(db)
+  return { repo, settings: new SettingsService(repo, wallClock) }
+}
 
 const AGENTS = 10
 const settings = { ...DEFAULT_DELIVERY_SETTINGS, allowPrivateUrls: true }
@@ -97,7 +105,7 @@ async function burst(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>)
   shift(handle, due + 300, 'rem_0001')
   await rx.ask({ reset: true })
   const dispatcher = new Dispatcher({ db: handle.db, settings, clock: wallClock, concurrency: 64 })
-  const ticker = new Ticker({ ...reminderParts(handle.db, wallClock), clock: wallClock, dispatcher })
+  const ticker = new Ticker({ ...reminderParts(handle.db), clock: wallClock, dispatcher })
   ticker.start()
   let r: Report
   const deadline = due + 60_000
@@ -123,7 +131,7 @@ async function steady(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>
   shift(handle, start, 'rem_9')
   await rx.ask({ reset: true })
   const dispatcher = new Dispatcher({ db: handle.db, settings, clock: wallClock, concurrency: 64 })
-  const ticker = new Ticker({ ...reminderParts(handle.db, wallClock), clock: wallClock, dispatcher })
+  const ticker = new Ticker({ ...reminderParts(handle.db), clock: wallClock, dispatcher })
   ticker.start()
   let r: Report
   do {
@@ -144,7 +152,7 @@ async function idle(dir: string, rx: Awaited<ReturnType<typeof startReceiver>>) 
   const future = Date.now() + 86_400_000
   insertReminders(handle, 1_000_000, (i) => future + i * 1000)
   const insertS = (performance.now() - t0) / 1000
-  const ticker = new Ticker({ ...reminderParts(handle.db, wallClock), clock: wallClock })
+  const ticker = new Ticker({ ...reminderParts(handle.db), clock: wallClock })
   const costs: number[] = []
   for (let i = 0; i < 2_000; i++) {
     const s = performance.now()
