@@ -35,4 +35,4 @@ VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=8", "dist/server.js"]
+CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=4", "dist/server.js"]
