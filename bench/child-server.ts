@@ -209,7 +209,7 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
       ...startFlags(),
       // BENCH_NODE_FLAGS="--trace-gc …": more node flags for the server, after npm start's own.
-      ...(process.env.BENCH_NODE_FLAGS?.split(' ') ?? []),
+      ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean),
       ...(opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']),
     ],
     port,
