@@ -1,10 +1,19 @@
 // The closing lines of .ci/run from the vitest JSON reports in a folder (node-<version>.json, one per
-// Node.js line): a line per report, then one plain total.
+// Node.js line): each failed test with the first lines of its error (the log's tail is often all a
+// reader of CI sees), a line per report, then one plain total.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 
 const folder = process.argv[2]
 const total = { passed: 0, failed: 0, skipped: 0 }
+const lines = []
+const firstLines = (text, n = 6) =>
+  stripVTControlCharacters(String(text ?? ''))
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(0, n)
+    .map((l) => `    ${l.trimEnd().slice(0, 300)}`)
 for (const file of readdirSync(folder)
   .filter((f) => f.endsWith('.json'))
   .sort()) {
@@ -22,9 +31,17 @@ for (const file of readdirSync(folder)
   const notRun = Math.max(0, (r.numTotalTests ?? 0) - passed - skipped - (r.numFailedTests ?? 0))
   let failed = (r.numFailedTests ?? 0) + brokenFiles + notRun
   if (r.success === false && failed === 0) failed = 1
+  const line = file.replace(/^node-(.*)\.json$/, 'Node $1')
+  for (const f of r.testResults ?? []) {
+    const where = String(f.name ?? '').replace(/^.*?\/(?=test\/)/, '')
+    const failedTests = (f.assertionResults ?? []).filter((a) => a.status === 'failed')
+    for (const a of failedTests) console.log(`FAILED on ${line}: ${where} > ${a.fullName}\n${firstLines(a.failureMessages?.join('\n')).join('\n')}`)
+    if (f.status === 'failed' && failedTests.length === 0) console.log(`FAILED on ${line}: ${where} (the file itself)\n${firstLines(f.message).join('\n')}`)
+  }
   total.passed += passed
   total.failed += failed
   total.skipped += skipped
-  console.log(`${file.replace(/^node-(.*)\.json$/, 'Node $1')}: tests passed ${passed}, failed ${failed}, skipped ${skipped}`)
+  lines.push(`${line}: tests passed ${passed}, failed ${failed}, skipped ${skipped}`)
 }
+for (const l of lines) console.log(l)
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`)
