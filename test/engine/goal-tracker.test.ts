@@ -128,11 +128,12 @@ describe('drift, loops and stalls', () => {
   })
 
   it('a kept hash is a flat string, not a slice holding a longer string alive (a session keeps up to 200)', () => {
-    // In a process of its own, collected before and after: 72 bytes a hash when it was sliced from 16 digits.
+    // In a process of its own, collected before and after, over enough hashes that the run's other
+    // allocations round to nothing: 32 bytes a flat hash, 72 when it was sliced from 16 digits.
     const module = fileURLToPath(new URL('../../src/engine/drift/step-alignment.ts', import.meta.url))
     const script = `
       import { stateHash } from ${JSON.stringify(module)}
-      const kept = new Array(50000)
+      const kept = new Array(200000)
       gc(); const before = process.memoryUsage().heapUsed
       for (let i = 0; i < kept.length; i++) kept[i] = stateHash('step ' + i, 'ok')
       gc(); console.log((process.memoryUsage().heapUsed - before) / kept.length)`
