@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { GramTable, gramSlots, gramWeight } from '../../src/engine/similarity/char-grams.js'
+import { firstSeen, GramTable, gramSlots, gramWeight, newPass } from '../../src/engine/similarity/char-grams.js'
 import { codeShapes, mismatchedCodes } from '../../src/engine/drift/code-shapes.js'
 import { CODE_MISMATCH_PENALTY, DATE_MATCH_BONUS, goalBag, similarityToText, UNLISTED_MATCH_BONUS, wordWeight } from '../../src/engine/similarity/enhanced-similarity.js'
 import { dateMentions, normalizeText } from '../../src/engine/similarity/text-normalize.js'
@@ -27,6 +27,22 @@ describe('character n-grams', () => {
       [...grams.values()].reduce((a, w) => a + w * w, 0),
       12,
     )
+  })
+
+  it('tells the first sighting of a slot in a text from a repeat, in texts of any length and after 65,535 texts', () => {
+    // 5,000 distinct slots, each seen twice: the seen set grows past its first size, keeping what it saw.
+    newPass()
+    const slots = Array.from({ length: 5000 }, (_, i) => i * 7919)
+    expect(slots.map(firstSeen).every(Boolean)).toBe(true)
+    expect(slots.some(firstSeen)).toBe(false)
+    // A new text forgets them all; 65,535 texts later the pass number is the same again, and still.
+    let wrong = 0
+    for (let i = 0; i < 0xffff; i++) {
+      newPass()
+      if (!firstSeen(42) || firstSeen(42)) wrong++
+    }
+    expect(wrong).toBe(0)
+    expect(slots.map(firstSeen).every(Boolean)).toBe(true)
   })
 
   it('lets parts of words meet: a partial match scores above no match', () => {

@@ -21,10 +21,13 @@ const TABLE_MASK = (1 << TABLE_BITS) - 1
 const RANK_SCALE = 10
 
 let weights: Float32Array | undefined
-// "Seen in this text" marks, one per table slot (4 MB, made with the table): a slot is seen when
-// it holds the current pass.
-let marks: Uint16Array | undefined
-let pass = 0
+// The slots seen in the current text: an open-addressing set whose entries count only while stamped
+// with the current pass, so a new text empties it in O(1). Sized to the texts (a few KB), where a
+// mark per table slot cost 4 MB for the same answers.
+let seenSlots = new Int32Array(1024)
+let seenStamps = new Uint16Array(1024)
+let seenCount = 0
+let pass = 1
 
 /** Calls `visit(slot)` for each 3–5-gram of `<word>` (repeats included). */
 function forEachGram(word: string, visit: (slot: number) => void): void {
@@ -39,6 +42,11 @@ function forEachGram(word: string, visit: (slot: number) => void): void {
   }
 }
 
+/** Fibonacci hashing: neighbouring slots land far apart in the small tables below. */
+function spread(slot: number): number {
+  return Math.imul(slot, 0x9e3779b1) >>> 0
+}
+
 /** A word's IDF-like weight from its general-corpus frequency rank (Zipf): ln(1 + rank / 10). */
 export function rankWeight(rank: number): number {
   return Math.log(1 + rank / RANK_SCALE)
@@ -48,7 +56,6 @@ export function rankWeight(rank: number): number {
 export function buildGramWeights(words: readonly string[], unlistedRank: number): void {
   if (weights !== undefined) return
   const mass = new Float32Array(TABLE_MASK + 1)
-  marks = new Uint16Array(TABLE_MASK + 1)
   let f = 0
   // Each word adds its Zipf frequency once to each of its distinct n-grams.
   const add = (slot: number): void => {
@@ -97,7 +104,7 @@ export class GramTable {
     this.values = new Float64Array(size)
     let norm2 = 0
     for (const [slot, w] of grams) {
-      let i = (Math.imul(slot, 0x9e3779b1) >>> 0) & this.mask
+      let i = spread(slot) & this.mask
       while (this.keys[i] !== -1) i = (i + 1) & this.mask
       this.keys[i] = slot
       this.values[i] = w
@@ -108,7 +115,7 @@ export class GramTable {
 
   /** The weight of `slot`, 0 when absent. */
   get(slot: number): number {
-    for (let i = (Math.imul(slot, 0x9e3779b1) >>> 0) & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = spread(slot) & this.mask; ; i = (i + 1) & this.mask) {
       const k = this.keys[i]!
       if (k === slot) return this.values[i]!
       if (k === -1) return 0
@@ -118,15 +125,36 @@ export class GramTable {
 
 /** Starts a new text: every slot unseen again, in O(1). */
 export function newPass(): void {
+  seenCount = 0
   if (++pass === 0x10000) {
-    marks!.fill(0)
+    seenStamps.fill(0)
     pass = 1
   }
 }
 
 /** True the first time `slot` is seen in the current pass. */
 export function firstSeen(slot: number): boolean {
-  if (marks![slot] === pass) return false
-  marks![slot] = pass
+  const mask = seenSlots.length - 1
+  let i = spread(slot) & mask
+  for (; seenStamps[i] === pass; i = (i + 1) & mask) if (seenSlots[i] === slot) return false
+  seenSlots[i] = slot
+  seenStamps[i] = pass
+  if (++seenCount * 2 > seenSlots.length) growSeen()
   return true
+}
+
+/** Doubles the seen set, keeping the current pass's slots; at most half full keeps probes short. */
+function growSeen(): void {
+  const slots = seenSlots
+  const stamps = seenStamps
+  seenSlots = new Int32Array(slots.length * 2)
+  seenStamps = new Uint16Array(slots.length * 2)
+  const mask = seenSlots.length - 1
+  for (let j = 0; j < slots.length; j++) {
+    if (stamps[j] !== pass) continue
+    let i = spread(slots[j]!) & mask
+    while (seenStamps[i] === pass) i = (i + 1) & mask
+    seenSlots[i] = slots[j]!
+    seenStamps[i] = pass
+  }
 }
