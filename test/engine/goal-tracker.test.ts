@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { GoalTracker, HISTORY_MAX, type GoalTrackerJSON } from '../../src/engine/session/goal-tracker.js'
 import { parseLlmScore } from '../../src/engine/session/llm-verify.js'
 import { keywordAlignment, recommendAction, stateHash, stemSet, updateDrift } from '../../src/engine/drift/step-alignment.js'
+import { measuredInOwnProcess } from './heap.js'
 
 const GOAL = 'Build a REST API for user management'
 const PLAN = ['Design schema', 'Implement endpoints', 'Write tests']
@@ -137,7 +137,7 @@ describe('drift, loops and stalls', () => {
       gc(); const before = process.memoryUsage().heapUsed
       for (let i = 0; i < kept.length; i++) kept[i] = stateHash('step ' + i, 'ok')
       gc(); console.log((process.memoryUsage().heapUsed - before) / kept.length)`
-    const perHash = Number(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }))
+    const perHash = measuredInOwnProcess(script)
     expect(perHash).toBeGreaterThan(16)
     expect(perHash).toBeLessThan(48)
   })

@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { PlanTerms } from '../../src/engine/session/plan-terms.js'
+import { measuredInOwnProcess } from './heap.js'
 
 it("computes a plan step's terms when it is asked for, once while kept, keeping the last four", () => {
   const computed: string[] = []
@@ -33,7 +33,7 @@ it('the largest session the schemas take (a 4,000-character goal, 500 plan steps
     const sessions = Array.from({ length: 5 }, () => GoalSession.fromJSON(new GoalSession({ goal, plan }).toJSON()))
     for (const s of sessions) s.step('Read {"file_path":"src/app.ts"}', 'ok')
     gc(); console.log((process.memoryUsage().heapUsed - before) / sessions.length)`
-  const perSession = Number(execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }))
+  const perSession = measuredInOwnProcess(script)
   expect(perSession).toBeGreaterThan(0)
   expect(perSession / 2 ** 20).toBeLessThan(4)
 })
