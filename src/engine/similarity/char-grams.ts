@@ -9,8 +9,11 @@
  * single word weighs what that word weighs (ln(1 + r / 10)), one found in many common words
  * ("ing>") weighs nothing, and an unlisted one weighs as an unlisted word does.
  *
- * N-grams are hashed into a fixed table (2^21 slots, 8 MB): a collision merges two masses, which
- * only lowers a weight, and the same text always gives the same result.
+ * N-grams are hashed into 2^21 slots: a collision merges two masses, which only lowers a weight,
+ * and the same text always gives the same result. Only the ~218,000 slots the listed words reach
+ * are kept (sorted, with their weights: 1.7 MB, where a table of every slot took 8 MB); every other
+ * slot weighs as an unlisted word. Word infos keep their n-grams' weights, so a check never
+ * searches them.
  */
 
 const MIN_N = 3
@@ -20,7 +23,10 @@ const TABLE_MASK = (1 << TABLE_BITS) - 1
 /** Divisor of the rank in a weight: words above roughly rank 10 are all "common". */
 const RANK_SCALE = 10
 
-let weights: Float32Array | undefined
+// The slots the listed words reach, ascending, and their weights (float32, as built).
+let listedSlots: Int32Array | undefined
+let listedWeights: Float32Array | undefined
+let unlistedWeight = 0
 // The slots seen in the current text: an open-addressing set whose entries count only while stamped
 // with the current pass, so a new text empties it in O(1). Sized to the texts (a few KB), where a
 // mark per table slot cost 4 MB for the same answers.
@@ -52,9 +58,9 @@ export function rankWeight(rank: number): number {
   return Math.log(1 + rank / RANK_SCALE)
 }
 
-/** Builds the n-gram weight table from the rank-ordered word list (once per process). */
+/** Builds the n-gram weights from the rank-ordered word list (once per process). */
 export function buildGramWeights(words: readonly string[], unlistedRank: number): void {
-  if (weights !== undefined) return
+  if (listedSlots !== undefined) return
   const mass = new Float32Array(TABLE_MASK + 1)
   let f = 0
   // Each word adds its Zipf frequency once to each of its distinct n-grams.
@@ -66,12 +72,16 @@ export function buildGramWeights(words: readonly string[], unlistedRank: number)
     newPass()
     forEachGram(words[rank]!, add)
   }
-  const unlisted = rankWeight(unlistedRank)
-  for (let i = 0; i < mass.length; i++) {
-    const m = mass[i]!
-    mass[i] = m === 0 ? unlisted : Math.max(0, -Math.log(m))
+  let listed = 0
+  for (let i = 0; i < mass.length; i++) if (mass[i] !== 0) listed++
+  listedSlots = new Int32Array(listed)
+  listedWeights = new Float32Array(listed)
+  for (let i = 0, k = 0; i < mass.length; i++) {
+    if (mass[i] === 0) continue
+    listedSlots[k] = i
+    listedWeights[k++] = Math.max(0, -Math.log(mass[i]!))
   }
-  weights = mass
+  unlistedWeight = Math.fround(rankWeight(unlistedRank))
 }
 
 /** The n-gram slots of a word, distinct, for caching with the word. */
@@ -81,9 +91,19 @@ export function gramSlots(word: string): Int32Array {
   return Int32Array.from(slots)
 }
 
-/** Weight of one n-gram slot; the table must have been built. */
+/** Weight of one n-gram slot (a binary search); the weights must have been built. */
 export function gramWeight(slot: number): number {
-  return weights![slot]!
+  const slots = listedSlots!
+  let lo = 0
+  let hi = slots.length - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1
+    const s = slots[mid]!
+    if (s === slot) return listedWeights![mid]!
+    if (s < slot) lo = mid + 1
+    else hi = mid - 1
+  }
+  return unlistedWeight
 }
 
 /**

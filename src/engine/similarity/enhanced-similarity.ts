@@ -34,7 +34,7 @@
  * Pure and deterministic; the one piece of I/O is reading that list, once per process, lazily,
  * on the first enhanced fingerprint.
  */
-import { firstSeen, GramTable, gramWeight, newPass } from './char-grams.js'
+import { firstSeen, GramTable, newPass } from './char-grams.js'
 import { codeShapes } from '../drift/code-shapes.js'
 import { entityAdjustment, type GoalEntities } from '../drift/entity-evidence.js'
 import { dateMentions, normalizeText } from './text-normalize.js'
@@ -116,7 +116,9 @@ function addGrams(into: Map<number, number>, text: string, scale: number): void 
   for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
     const info = wordInfo(m[0])
     if (info === null) continue
-    for (const slot of info.grams) if (!into.has(slot)) into.set(slot, gramWeight(slot) * scale)
+    info.grams.forEach((slot, k) => {
+      if (!into.has(slot)) into.set(slot, info.gramWeights[k]! * scale)
+    })
   }
 }
 
@@ -184,9 +186,10 @@ function scan(goal: WeightedBag, text: string, grams?: GramTable, unlisted?: Rea
     const info = wordInfo(m[0])
     if (info === null) continue
     if (grams !== undefined) {
-      for (const slot of info.grams) {
+      for (let k = 0; k < info.grams.length; k++) {
+        const slot = info.grams[k]!
         if (!firstSeen(slot)) continue
-        const w = gramWeight(slot)
+        const w = info.gramWeights[k]!
         gNorm2 += w * w
         gDot += grams.get(slot) * w
       }

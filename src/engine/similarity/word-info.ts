@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs'
 import { stemmer } from 'stemmer'
 import { STOP_WORDS } from './text.js'
-import { buildGramWeights, gramSlots, rankWeight } from './char-grams.js'
+import { buildGramWeights, gramSlots, gramWeight, rankWeight } from './char-grams.js'
 
 /** Flattens the rank weight: common domain words ("cancel") tell tasks apart more than a general corpus says. */
 const WEIGHT_POWER = 0.3
@@ -77,7 +77,7 @@ let ranks: RankList | undefined
 let unknownWeight = 0
 let gramsBuilt = false
 
-/** The rank list alone (the verdict's word specificity reads it without the n-gram table). */
+/** The rank list alone (the verdict's word specificity reads it without the n-gram weights). */
 function rankList(): RankList {
   if (ranks === undefined) {
     ranks = new RankList(readFileSync(new URL('../../../resources/word-ranks.txt', import.meta.url), 'utf8'))
@@ -115,6 +115,8 @@ export interface WordInfo {
   readonly weight: number
   /** The word's distinct character n-gram slots. */
   readonly grams: Int32Array
+  /** Their weights, in the same order. */
+  readonly gramWeights: Float32Array
   /** Missing from the rank list. */
   readonly unlisted: boolean
 }
@@ -134,7 +136,14 @@ export function wordInfo(word: string): WordInfo | null {
       info = null
     } else {
       const rank = wordRanks().get(word)
-      info = { stem: /\d/.test(word) ? word : stemmer(word), weight: weightOfRank(rank), grams: gramSlots(word), unlisted: rank === undefined }
+      const grams = gramSlots(word)
+      info = {
+        stem: /\d/.test(word) ? word : stemmer(word),
+        weight: weightOfRank(rank),
+        grams,
+        gramWeights: Float32Array.from(grams, gramWeight),
+        unlisted: rank === undefined,
+      }
     }
     if (wordCache.size >= WORD_CACHE_MAX) wordCache.clear()
     wordCache.set(word, info)
