@@ -127,7 +127,7 @@ describe('drift, loops and stalls', () => {
     expect(stateHash('', '')).toBe('b533500bb1db7f')
   })
 
-  it('a kept hash is a flat string, not a slice holding a longer string alive (a session keeps up to 200)', () => {
+  it('a hash is a flat string, not a slice holding a longer string alive (the loop window keeps ~20 a session)', () => {
     // In a process of its own, collected before and after, over enough hashes that the run's other
     // allocations round to nothing: 32 bytes a flat hash, 72 when it was sliced from 16 digits.
     const module = fileURLToPath(new URL('../../src/engine/drift/step-alignment.ts', import.meta.url))

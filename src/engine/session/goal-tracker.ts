@@ -7,6 +7,7 @@ import { cutText } from '../similarity/text.js'
 import { askLlm, buildVerifyPrompt, describeFallback, type LlmVerifyFn } from './llm-verify.js'
 import { isAligned, keywordAlignment, LOOP_THRESHOLD, recommendAction, stateHash, stemSet, updateDrift } from '../drift/step-alignment.js'
 import { PlanTerms } from './plan-terms.js'
+import { StateCounts } from './state-counts.js'
 import type { Evidence } from '../drift/step-evidence.js'
 import { copyRecord, type GoalState, type GoalTrackerJSON, type GoalTrackerOptions, type GoalTrackerSummary, type StepVerification, type VerificationRecord } from './goal-state.js'
 
@@ -59,7 +60,7 @@ export class GoalTracker {
   private loopDetected = false
   private loopCount = 0
   private stallTurns = 0
-  private hashes = new Map<string, number>()
+  private states = new StateCounts(STATE_HASHES_MAX)
   private verifications = 0
   private alignmentSum = 0
   private stepsCompleted = 0
@@ -165,7 +166,7 @@ export class GoalTracker {
 
   /** Forgets every step state and clears the loop flag (call after replanning). */
   resetLoopDetection(): void {
-    this.hashes.clear()
+    this.states.clear()
     this.loopDetected = false
   }
 
@@ -208,9 +209,7 @@ export class GoalTracker {
   /** Applies one verified step to the state; the only place that mutates it. */
   private commit(description: string, output: string, alignment: number, reasoning: string, loop: StepLoopOptions): StepVerification {
     const hash = loop.stateHash ?? stateHash(description, output)
-    const seen = (this.hashes.get(hash) ?? 0) + 1
-    this.hashes.set(hash, seen)
-    if (this.hashes.size > STATE_HASHES_MAX) this.hashes.delete(this.hashes.keys().next().value!)
+    const seen = this.states.see(hash)
     const notes: string[] = []
     const threshold = loop.repeatThreshold === undefined ? LOOP_THRESHOLD : loop.repeatThreshold
     this.repeatCount = threshold !== null && seen >= threshold ? seen : 0
@@ -284,7 +283,7 @@ export class GoalTracker {
       loop_detected: this.loopDetected,
       loop_count: this.loopCount,
       stall_turns: this.stallTurns,
-      state_hashes: [...this.hashes],
+      state_hashes: this.states.toJSON(),
       verifications: this.verifications,
       alignment_sum: this.alignmentSum,
       steps_completed: this.stepsCompleted,
@@ -303,7 +302,7 @@ export class GoalTracker {
     t.loopDetected = json.loop_detected
     t.loopCount = json.loop_count
     t.stallTurns = json.stall_turns
-    t.hashes = new Map(json.state_hashes)
+    t.states = StateCounts.fromJSON(json.state_hashes, STATE_HASHES_MAX)
     t.verifications = json.verifications
     t.alignmentSum = json.alignment_sum
     t.stepsCompleted = json.steps_completed
