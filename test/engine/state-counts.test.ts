@@ -51,18 +51,21 @@ describe('StateCounts', () => {
     expect(states.see('ffffffffffffff')).toBe(1)
   })
 
-  it('holds 200 states in under 4 KB', () => {
-    // In a process of its own: a Map of the hash strings held ~18.6 KB at 200.
-    const module = fileURLToPath(new URL('../../src/engine/session/state-counts.ts', import.meta.url))
-    const perSession = measuredInOwnProcess(`
-      import { StateCounts } from ${JSON.stringify(module)}
+  it('a tracker past the cap of 200 states holds under 8 KB of heap', () => {
+    // In a process of its own: 22 KB when the states were a Map of hash strings.
+    const module = fileURLToPath(new URL('../../src/engine/session/goal-tracker.ts', import.meta.url))
+    const perTracker = measuredInOwnProcess(`
+      import { GoalTracker } from ${JSON.stringify(module)}
       const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers }
-      const hash = (n) => n.toString(16).padStart(14, '0')
-      const all = new Array(1000)
+      const all = new Array(500)
       gc(); const before = used()
-      for (let s = 0; s < all.length; s++) { all[s] = new StateCounts(200); for (let i = 0; i < 300; i++) all[s].see(hash(s * 1000 + i)) }
+      for (let s = 0; s < all.length; s++) {
+        const t = new GoalTracker('Build a REST API for user management', { keepHistory: false })
+        for (let i = 0; i < 300; i++) t.verifyStepSync('step ' + i + ' of ' + s, 'ok')
+        all[s] = t
+      }
       gc(); console.log((used() - before) / all.length)`)
-    expect(perSession).toBeGreaterThan(2400)
-    expect(perSession).toBeLessThan(4096)
+    expect(perTracker).toBeGreaterThan(2400)
+    expect(perTracker).toBeLessThan(8192)
   })
 })
