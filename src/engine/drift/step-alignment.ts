@@ -193,13 +193,23 @@ export function stateHash(description: string, output: string): string {
 
 const HEX = '0123456789abcdef'
 const hexCodes = new Array<number>(14)
+/** Each character code's hex digit (0 for a character that is not one). */
+const DIGIT = new Uint8Array(128)
+for (let d = 0; d < 16; d++) DIGIT[HEX.charCodeAt(d)] = d
 
 /**
- * The first 14 hex digits of h2:h1 as one flat string. Sessions keep up to 200 of these each; built
- * by slicing a concatenation, each kept its 16-digit parent alive too (~64 bytes more a hash).
+ * The first 14 hex digits of h2:h1 as one flat string: a state hash. Built by slicing a
+ * concatenation, each kept hash kept its 16-digit parent alive too (~64 bytes more a hash).
  */
-function hex14(h2: number, h1: number): string {
+export function hex14(h2: number, h1: number): string {
   for (let i = 0; i < 8; i++) hexCodes[i] = HEX.charCodeAt((h2 >>> (28 - 4 * i)) & 15)
   for (let i = 0; i < 6; i++) hexCodes[8 + i] = HEX.charCodeAt((h1 >>> (28 - 4 * i)) & 15)
   return String.fromCharCode(...hexCodes)
+}
+
+/** The hex digits `hash[from..to)` as a number (a digit that is not hex counts as 0). */
+export function hexValue(hash: string, from: number, to: number): number {
+  let n = 0
+  for (let i = from; i < to; i++) n = n * 16 + (DIGIT[hash.charCodeAt(i)] ?? 0)
+  return n
 }

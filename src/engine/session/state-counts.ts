@@ -1,3 +1,5 @@
+import { hex14, hexValue } from '../drift/step-alignment.js'
+
 /**
  * The last `max` distinct step states (`stateHash`'s 14 hex digits) and how often each was seen,
  * oldest first. Kept as numbers in typed arrays: at the tracker's cap of 200 states, a `Map` of
@@ -48,10 +50,8 @@ export class StateCounts {
   toJSON(): [string, number][] {
     const out: [string, number][] = []
     for (let i = 0; i < this.size; i++) {
-      const h = this.high[i]!
-      const l = this.low[i]!
-      const hex = HEX2[h >>> 24]! + HEX2[(h >>> 16) & 255]! + HEX2[(h >>> 8) & 255]! + HEX2[h & 255]! + HEX2[l >>> 16]! + HEX2[(l >>> 8) & 255]! + HEX2[l & 255]!
-      out.push([hex, this.counts[i]!])
+      // The last 6 digits are the top 24 bits of hex14's second word.
+      out.push([hex14(this.high[i]!, this.low[i]! << 8), this.counts[i]!])
     }
     return out
   }
@@ -81,19 +81,4 @@ export class StateCounts {
     this.low = resized(this.low)
     this.counts = resized(this.counts)
   }
-}
-
-/** Two hex digits for each byte. */
-const HEX2 = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'))
-/** Each character code's hex digit (0 for a character that is not one). */
-const DIGIT = new Uint8Array(128)
-for (let d = 0; d < 16; d++) DIGIT['0123456789abcdef'.charCodeAt(d)] = d
-
-/** The hex digits `hash[from..to)` as a number (a digit that is not hex counts as 0). */
-function hexValue(hash: string, from: number, to: number): number {
-  let n = 0
-  for (let i = from; i < to; i++) {
-    n = n * 16 + (DIGIT[hash.charCodeAt(i)] ?? 0)
-  }
-  return n
 }

@@ -169,12 +169,6 @@ function growSeen(): void {
   const stamps = seenStamps
   seenSlots = new Int32Array(slots.length * 2)
   seenStamps = new Uint16Array(slots.length * 2)
-  const mask = seenSlots.length - 1
-  for (let j = 0; j < slots.length; j++) {
-    if (stamps[j] !== pass) continue
-    let i = spread(slots[j]!) & mask
-    while (seenStamps[i] === pass) i = (i + 1) & mask
-    seenSlots[i] = slots[j]!
-    seenStamps[i] = pass
-  }
+  seenCount = 0
+  for (let j = 0; j < slots.length; j++) if (stamps[j] === pass) firstSeen(slots[j]!)
 }

@@ -116,9 +116,10 @@ function addGrams(into: Map<number, number>, text: string, scale: number): void 
   for (let m = WORD_RE.exec(norm); m !== null; m = WORD_RE.exec(norm)) {
     const info = wordInfo(m[0])
     if (info === null) continue
-    info.grams.forEach((slot, k) => {
+    for (let k = 0; k < info.grams.length; k++) {
+      const slot = info.grams[k]!
       if (!into.has(slot)) into.set(slot, info.gramWeights[k]! * scale)
-    })
+    }
   }
 }
 
