@@ -13,11 +13,16 @@ import { fileURLToPath } from 'node:url'
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** The node flags of `npm start` (package.json), so the benchmarks run the server exactly as it ships. */
-export function startFlags(): string[] {
+/**
+ * How `npm start` (package.json) runs node: the environment it sets (`env NAME=value`) and its node
+ * flags, so the benchmarks run the server exactly as it ships.
+ */
+export function startCommand(): { env: Record<string, string>; flags: string[] } {
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
   const words = pkg.scripts.start.split(/\s+/)
-  return words.filter((w) => w.startsWith('--'))
+  const env: Record<string, string> = {}
+  for (const w of words.filter((w) => /^[A-Z_]+=/.test(w))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1)
+  return { env, flags: words.filter((w) => w.startsWith('--')) }
 }
 
 export interface ChildServer {
@@ -202,12 +207,13 @@ export interface GoalkeeperOptions {
 export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<ChildServer & { dir: string }> {
   const dir = tempDir('goalkeeper-bench-')
   const port = await freePort()
+  const start = startCommand()
   const server = await spawnServer({
     name: 'goalkeeper',
     // BENCH_CPU_PROF=dir writes a V8 CPU profile of the server there when it exits.
     args: [
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-      ...startFlags(),
+      ...start.flags,
       // BENCH_NODE_FLAGS="--trace-gc …": more node flags for the server, after npm start's own.
       ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean),
       ...(opts.fromSource ? ['--import', 'tsx', 'src/server.ts'] : ['dist/server.js']),
@@ -215,6 +221,7 @@ export async function startGoalkeeper(opts: GoalkeeperOptions = {}): Promise<Chi
     port,
     readyPath: '/readyz',
     env: {
+      ...start.env,
       HOST: '127.0.0.1',
       PORT: String(port),
       GOALKEEPER_DB: join(dir, 'goalkeeper.db'),

@@ -2,8 +2,8 @@
  * `npm start` as a process manager and a user see it, in a copy of the project (its own dist/, so
  * no other test's build races it): the first start builds, a second one does not; SIGTERM to the
  * npm process and Ctrl-C (SIGINT to the process group) exit 0, free the port and leave no process
- * behind; and the server it runs, with its heap flags, stays up through 50 concurrent requests of
- * the largest size and the overview after them.
+ * behind; the server runs with the start script's memory settings and stays up through 50
+ * concurrent requests of the largest size and the overview after them.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
@@ -138,6 +138,11 @@ describe('npm start', () => {
   it('builds on the first start; SIGTERM to npm exits 0 and frees the port, with no process left', { timeout: 300_000 }, async () => {
     const s = await npmStart()
     expect(s.output()).toMatch(BUILD_LINE)
+    // The server runs with the start script's memory settings (exec env … node: npm's child is node).
+    const args = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    const server = groupMembers(s.npm.pid!).find((pid) => args(pid).includes('scripts/start.mjs'))!
+    expect(args(server)).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--v8-pool-size=1']))
+    expect(readFileSync(`/proc/${server}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2')
     process.kill(s.npm.pid!, 'SIGTERM')
     await expectStopped(s, await s.exit)
   })

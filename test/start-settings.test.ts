@@ -1,0 +1,29 @@
+/**
+ * `npm start` and the Docker image run the server with the same memory settings (docs/performance.md,
+ * Memory): node's heap flags and the allocator's arena cap. The image's test needs a Docker engine;
+ * this one reads the two files, so a setting added to one and not the other fails everywhere.
+ */
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+
+const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.url), 'utf8')
+const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
+const dockerfile = read('Dockerfile')
+
+describe('the server runs with the same settings under npm start and in the image', () => {
+  it('node flags', () => {
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[]
+    const flags = start.filter((w) => w.startsWith('--'))
+    expect(flags).toContain('--max-old-space-size=192')
+    expect(cmd.filter((w) => w.startsWith('--'))).toEqual(flags)
+  })
+
+  it('environment', () => {
+    const env = start.filter((w) => /^[A-Z_]+=/.test(w))
+    expect(env).toContain('MALLOC_ARENA_MAX=2')
+    // The runtime stage's ENV block: NAME=value pairs continued over lines.
+    const block = /^ENV ((?:.*\\\n)*.*)$/m.exec(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')))![1]!
+    const image = block.split(/\s*\\\n\s*|\s+/).filter(Boolean)
+    for (const pair of env) expect(image).toContain(pair)
+  })
+})
