@@ -139,7 +139,13 @@ describe('npm start', () => {
     const s = await npmStart()
     expect(s.output()).toMatch(BUILD_LINE)
     // The server runs with the start script's memory settings (exec env … node: npm's child is node).
-    const args = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    const args = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      } catch {
+        return [] // gone meanwhile (what the build left)
+      }
+    }
     const server = groupMembers(s.npm.pid!).find((pid) => args(pid).includes('scripts/start.mjs'))!
     expect(args(server)).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--v8-pool-size=1']))
     expect(readFileSync(`/proc/${server}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2')
