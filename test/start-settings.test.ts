@@ -1,7 +1,8 @@
 /**
  * `npm start` and the Docker image run the server with the same memory settings (docs/performance.md,
- * Memory): node's heap flags and the allocator's arena cap. The image's test needs a Docker engine;
- * this one reads the two files, so a setting added to one and not the other fails everywhere.
+ * Memory): node's heap flags and the allocator's arena cap; the README names them. The image's test
+ * needs a Docker engine; this one reads the files, so a setting added to one and not the others
+ * fails everywhere.
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -10,7 +11,7 @@ const read = (file: string) => readFileSync(new URL(`../${file}`, import.meta.ur
 const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
 const dockerfile = read('Dockerfile')
 
-describe('the server runs with the same settings under npm start and in the image', () => {
+describe('the server runs with the same settings under npm start, in the image and as the README says', () => {
   it('node flags', () => {
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[]
     const flags = start.filter((w) => w.startsWith('--'))
@@ -25,5 +26,10 @@ describe('the server runs with the same settings under npm start and in the imag
     const block = /^ENV ((?:.*\\\n)*.*)$/m.exec(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')))![1]!
     const image = block.split(/\s*\\\n\s*|\s+/).filter(Boolean)
     for (const pair of env) expect(image).toContain(pair)
+  })
+
+  it('the README names them for a process manager of its own', () => {
+    const line = /^- Memory: .*(?:\n {2}.*)*/m.exec(read('README.md'))![0]
+    for (const w of start.filter((w) => w.startsWith('--') || /^[A-Z_]+=/.test(w))) expect(line).toContain(w)
   })
 })
