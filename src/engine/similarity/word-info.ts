@@ -22,12 +22,12 @@ const WEIGHT_POWER = 0.3
  */
 class RankList {
   readonly size: number
+  /** The list file's text: a word a line, in rank order. */
+  private readonly text: string
   /** Where each word starts in `text`, in alphabetical order of the words. */
   private readonly starts: Int32Array
   /** The rank of the word at the same position of `starts`. */
   private readonly ranks: Int32Array
-
-  private readonly text: string
 
   constructor(text: string) {
     this.text = text
