@@ -17,6 +17,7 @@ import { DOCS_PREFIX, openApi } from './plugins/openapi.js'
 import { problemJson, sendFrameworkError } from './plugins/problem-json.js'
 import { rateLimiting, SELF_CALL_HEADERS } from './plugins/rate-limit.js'
 import { genReqId, REQUEST_ID_HEADER, requestId } from './plugins/request-id.js'
+import { serializerFactory } from './serialization.js'
 import { rejectUnstorableText, validatorFactory } from './validation.js'
 import { asArray } from '../route-hooks.js'
 import { useDepthCheckedJson } from '../json-body.js'
@@ -71,7 +72,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // A bad percent-encoding or an over-long path segment is answered by the router itself.
     frameworkErrors: sendFrameworkError,
     // Bodies are validated strictly, query strings / params / headers with coercion (validation.ts).
-    schemaController: { compilersFactory: { buildValidator: validatorFactory() } },
+    // Each route's validators and serializers are compiled on first use (validation.ts, serialization.ts).
+    schemaController: { compilersFactory: { buildValidator: validatorFactory(), buildSerializer: serializerFactory() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // onClose hooks run last-added first: added before anything else, this one runs after the

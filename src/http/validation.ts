@@ -100,16 +100,25 @@ export function hasAtMostNodes(data: unknown, limit: number): boolean {
 }
 
 /**
- * Valid bodies (the hot path) run one first-error validator, as before; a failed body that is
- * small enough runs the all-errors one to list every problem. Both are compiled up front.
+ * Valid bodies (the hot path) run one first-error validator; a failed body that is small enough
+ * runs the all-errors one to list every problem. Each is compiled when first needed: the
+ * all-errors one only for a route that has refused a body.
  */
-function bodyValidator(first: AjvValidate, all: AjvValidate): AjvValidate {
+function bodyValidator(compileFirst: () => AjvValidate, compileAll: () => AjvValidate): AjvValidate {
+  let first: AjvValidate | undefined
+  let all: AjvValidate | undefined
   const validate: AjvValidate = (data) => {
+    first ??= compileFirst()
     if (first(data)) {
       validate.errors = null
       return true
     }
-    validate.errors = hasAtMostNodes(data, MAX_ALL_ERRORS_NODES) && !all(data) ? all.errors : first.errors
+    if (!hasAtMostNodes(data, MAX_ALL_ERRORS_NODES)) {
+      validate.errors = first.errors
+      return false
+    }
+    all ??= compileAll()
+    validate.errors = all(data) ? first.errors : all.errors
     return false
   }
   return validate
@@ -121,8 +130,10 @@ function bodyValidator(first: AjvValidate, all: AjvValidate): AjvValidate {
  * reached SQLite and failed there, a 500. String parts are flat (a value or an array of values),
  * so one pass over them after a successful check refuses any non-finite number.
  */
-function finiteOnly(validate: AjvValidate): AjvValidate {
+function finiteOnly(compile: () => AjvValidate): AjvValidate {
+  let validate: AjvValidate | undefined
   const wrapped = ((data: unknown, ctx?: unknown) => {
+    validate ??= compile()
     if (!(validate as (d: unknown, c?: unknown) => boolean)(data, ctx)) {
       wrapped.errors = validate.errors
       return false
@@ -131,8 +142,9 @@ function finiteOnly(validate: AjvValidate): AjvValidate {
     wrapped.errors = bad === undefined ? null : [{ instancePath: `/${bad}`, schemaPath: '#', keyword: 'finite', params: {}, message: 'must be a finite number' }]
     return bad === undefined
   }) as AjvValidate
-  // Fastify hands ajv the parent (to coerce a root value) only to functions carrying schemaEnv.
-  Object.assign(wrapped, { schemaEnv: (validate as { schemaEnv?: unknown }).schemaEnv })
+  // Fastify hands a validator the parent (so ajv can coerce a root value) only when the function
+  // carries schemaEnv, as every ajv-compiled one does; this one is compiled later, so it says so now.
+  Object.assign(wrapped, { schemaEnv: true })
   return wrapped
 }
 
@@ -147,9 +159,11 @@ function nonFiniteKey(data: unknown): string | undefined {
 
 /**
  * A Fastify validator factory: strict ajv instances for bodies, a coercing one for everything
- * else. Fastify calls it once per encapsulation context that adds schemas and compiles each route
- * part once at startup; @fastify/ajv-compiler pools the ajv instances by (external schemas,
- * options) and returns the already-compiled function for a repeated `$id`.
+ * else. Fastify calls it once per encapsulation context that adds schemas, and asks it for each
+ * route part at startup; each part is compiled on its first request instead (most routes of a
+ * running server see few requests, and the compiled code and its source held ~3.5 MB of a
+ * server's live heap: docs/performance.md, Memory). @fastify/ajv-compiler pools the ajv instances
+ * by (external schemas, options) and returns the already-compiled function for a repeated `$id`.
  */
 export function validatorFactory(): ValidatorFactory {
   const firstPool = AjvCompiler()
@@ -161,9 +175,13 @@ export function validatorFactory(): ValidatorFactory {
     const first = firstPool(externalSchemas, { customOptions: BODY_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
     const all = allPool(externalSchemas, { customOptions: BODY_ALL_ERRORS_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
     const other = coercingPool(externalSchemas, { customOptions: STRING_AJV_OPTIONS, onCreate: extendAjv }) as unknown as Compile
-    // Non-body parts keep ajv's `schemaEnv` through finiteOnly: Fastify passes a parent to
-    // functions carrying it, so ajv can coerce a root value.
-    return (route: RouteSchema) => (route.httpPart === 'body' ? bodyValidator(first(route), all(route)) : finiteOnly(other(route)))
+    return (route: RouteSchema) =>
+      route.httpPart === 'body'
+        ? bodyValidator(
+            () => first(route),
+            () => all(route),
+          )
+        : finiteOnly(() => other(route))
   }
   return factory as unknown as ValidatorFactory
 }
