@@ -1,5 +1,8 @@
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { textKey } from '../../src/engine/detection/step-keys.js'
 import { GoalSession, type StepSignals } from '../../src/engine/index.js'
+import { measuredInOwnProcess } from './heap.js'
 
 const GOAL = 'Book the cheapest business class round trip from New York to San Francisco for the customer'
 const clock = () => Date.UTC(2026, 10, 22, 9)
@@ -259,5 +262,36 @@ describe('the gate (a coding agent PreToolUse): the call that would complete a l
     const moving = ['10%', '20%', '30%', '40%']
     expect(feed({ loop_kinds: ['same_call'] }, moving).gateTool(poll)).toMatch(/would make 5 identical calls in a row/)
     expect(feed({}, moving).gateTool(poll)).toBeNull()
+  })
+})
+
+describe("the loop window's keys", () => {
+  it('are the text snapshots have always stored (a window read back still matches new steps)', () => {
+    // Written by the key's first form, `(h2 >>> 0).toString(36) + (h1 >>> 0).toString(36)`.
+    expect(textKey('')).toBe('k4n83c7h0j2b')
+    expect(textKey('Run the tests')).toBe('unz7241jfhne8')
+    expect(textKey('  RUN   the\ttests ')).toBe('unz7241jfhne8')
+    expect(textKey('édition Ünïcode ✓')).toBe('dedkba1ie4snh')
+    expect(textKey('x'.repeat(500))).toBe('130aesn1aldl4j')
+    expect(textKey('Run the tests', 'm:')).toBe('m:unz7241jfhne8')
+  })
+
+  it("a session's window of 20 steps holds under 6 KB of heap", () => {
+    // In a process of its own, with the default kinds, texts as JSON.parse gives them (flat):
+    // 5.3 KB; 6.6 KB when a key was built with `+`, a chain of three or four string objects.
+    const module = fileURLToPath(new URL('../../src/engine/detection/loops.ts', import.meta.url))
+    const perWindow = measuredInOwnProcess(`
+      import { LoopDetector } from ${JSON.stringify(module)}
+      const settings = { kinds: new Set(['repeat', 'error_repeat', 'same_call']), thresholds: { repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5, same_result: 3, error_cascade: 5, same_edit: 3 }, exemptTools: new Set() }
+      const all = new Array(500)
+      gc(); const before = process.memoryUsage().heapUsed
+      for (let s = 0; s < all.length; s++) {
+        const d = new LoopDetector()
+        for (let i = 0; i < 40; i++) d.observe(i, ...JSON.parse(JSON.stringify(['add the session store ' + i + ' of ' + s, 'ok ' + i])), {}, settings)
+        all[s] = d
+      }
+      gc(); console.log((process.memoryUsage().heapUsed - before) / all.length)`)
+    expect(perWindow).toBeGreaterThan(3000)
+    expect(perWindow).toBeLessThan(6144)
   })
 })

@@ -79,7 +79,7 @@ export class LoopDetector {
     const e: Entry = {
       step,
       state: stepStateHash(description, output, tool),
-      action: call === undefined ? `m:${textKey(description)}` : `t:${textKey(call)}`,
+      action: call === undefined ? textKey(description, 'm:') : textKey(call, 't:'),
       // Only alternation compares outputs exactly: the others need not hash a long output.
       obs: settings.kinds.has('alternation') ? textKey(output) : '',
       result: tool !== undefined && readsResults(settings) ? textKey(maskVolatile(output)) : '',
@@ -115,7 +115,7 @@ export class LoopDetector {
    * same arguments: how far this call is from a `same_call` loop.
    */
   sameCallsBefore(tool: StepTool): number {
-    const action = `t:${textKey(toolCallText(tool))}`
+    const action = textKey(toolCallText(tool), 't:')
     return this.run(
       (e) => e.action === action,
       (e) => !e.tool,
@@ -128,7 +128,7 @@ export class LoopDetector {
    * it would complete with nothing done between. 0 when results are not read.
    */
   sameResultsBefore(tool: StepTool): number {
-    const action = `t:${textKey(toolCallText(tool))}`
+    const action = textKey(toolCallText(tool), 't:')
     const last = this.window.findLast((e) => e.tool)
     if (last === undefined || last.action !== action || last.result === '') return 0
     return this.run(
@@ -139,7 +139,7 @@ export class LoopDetector {
 
   /** Whether `tool` (with these arguments) is among the calls of steps `from`..`to` in the window. */
   calledIn(tool: StepTool, from: number, to: number): boolean {
-    const action = `t:${textKey(toolCallText(tool))}`
+    const action = textKey(toolCallText(tool), 't:')
     return this.window.some((e) => e.step >= from && e.step <= to && e.action === action)
   }
 
