@@ -21,7 +21,9 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     GOALKEEPER_DB=/data/goalkeeper.db \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -36,4 +38,4 @@ VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=4", "--v8-pool-size=1", "dist/server.js"]
+CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=2", "--v8-pool-size=1", "dist/server.js"]

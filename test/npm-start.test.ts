@@ -147,8 +147,11 @@ describe('npm start', () => {
       }
     }
     const server = groupMembers(s.npm.pid!).find((pid) => args(pid).includes('scripts/start.mjs'))!
-    expect(args(server)).toEqual(expect.arrayContaining(['--max-semi-space-size=4', '--v8-pool-size=1']))
-    expect(readFileSync(`/proc/${server}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2')
+    const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
+    expect(args(server)).toEqual(expect.arrayContaining(script.filter((w) => w.startsWith('--'))))
+    const environ = readFileSync(`/proc/${server}/environ`, 'utf8').split('\0')
+    expect(environ).toContain('MALLOC_ARENA_MAX=2')
+    for (const pair of script.filter((w) => /^[A-Z_]+=/.test(w))) expect(environ).toContain(pair)
     process.kill(s.npm.pid!, 'SIGTERM')
     await expectStopped(s, await s.exit)
   })
