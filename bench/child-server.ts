@@ -10,20 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { startCommand } from './start-command.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
-
-/**
- * How `npm start` (package.json) runs node: the environment it sets (`env NAME=value`) and its node
- * flags, so the benchmarks run the server exactly as it ships.
- */
-export function startCommand(): { env: Record<string, string>; flags: string[] } {
-  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-  const words = pkg.scripts.start.split(/\s+/)
-  const env: Record<string, string> = {}
-  for (const w of words.filter((w) => /^[A-Z_]+=/.test(w))) env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1)
-  return { env, flags: words.filter((w) => w.startsWith('--')) }
-}
 
 export interface ChildServer {
   name: string

@@ -5,10 +5,9 @@ type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOption
 
 /**
  * Fastify's own response serializers (fast-json-stringify), each built on its route's first reply
- * with that status instead of at startup. Problem responses are sent as strings
- * (plugins/problem-json.ts), so their schemas, there for the OpenAPI document, are never compiled;
- * with the validators (validation.ts) that took ~3.5 MB off a server's live heap
- * (docs/performance.md, Memory).
+ * with that status instead of at startup, as the validators are (validation.ts; docs/performance.md,
+ * Memory). Problem responses are sent as strings (plugins/problem-json.ts), so their schemas, there
+ * for the OpenAPI document, are never compiled.
  */
 export function serializerFactory(): SerializerFactory {
   const select = SerializerSelector()

@@ -160,10 +160,10 @@ function nonFiniteKey(data: unknown): string | undefined {
 /**
  * A Fastify validator factory: strict ajv instances for bodies, a coercing one for everything
  * else. Fastify calls it once per encapsulation context that adds schemas, and asks it for each
- * route part at startup; each part is compiled on its first request instead (most routes of a
- * running server see few requests, and the compiled code and its source held ~3.5 MB of a
- * server's live heap: docs/performance.md, Memory). @fastify/ajv-compiler pools the ajv instances
- * by (external schemas, options) and returns the already-compiled function for a repeated `$id`.
+ * route part at startup; each part is compiled on its first request instead, since most routes of a
+ * running server see few requests (with the serializers, serialization.ts: docs/performance.md,
+ * Memory). @fastify/ajv-compiler pools the ajv instances by (external schemas, options) and returns
+ * the already-compiled function for a repeated `$id`.
  */
 export function validatorFactory(): ValidatorFactory {
   const firstPool = AjvCompiler()

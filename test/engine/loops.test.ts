@@ -266,7 +266,7 @@ describe('the gate (a coding agent PreToolUse): the call that would complete a l
 })
 
 describe("the loop window's keys", () => {
-  it('are the text snapshots have always stored (a window read back still matches new steps)', () => {
+  it('are the text that snapshots have always stored (a window read back still matches new steps)', () => {
     // Written by the key's first form, `(h2 >>> 0).toString(36) + (h1 >>> 0).toString(36)`.
     expect(textKey('')).toBe('k4n83c7h0j2b')
     expect(textKey('Run the tests')).toBe('unz7241jfhne8')
@@ -279,10 +279,11 @@ describe("the loop window's keys", () => {
   it("a session's window of 20 steps holds under 6 KB of heap", () => {
     // In a process of its own, with the default kinds, texts as JSON.parse gives them (flat):
     // 5.3 KB; 6.6 KB when a key was built with `+`, a chain of three or four string objects.
-    const module = fileURLToPath(new URL('../../src/engine/detection/loops.ts', import.meta.url))
+    const module = (name: string) => JSON.stringify(fileURLToPath(new URL(`../../src/engine/detection/${name}.ts`, import.meta.url)))
     const perWindow = measuredInOwnProcess(`
-      import { LoopDetector } from ${JSON.stringify(module)}
-      const settings = { kinds: new Set(['repeat', 'error_repeat', 'same_call']), thresholds: { repeat: 3, error_repeat: 3, alternation: 6, monologue: 3, same_call: 5, same_result: 3, error_cascade: 5, same_edit: 3 }, exemptTools: new Set() }
+      import { LoopDetector } from ${module('loops')}
+      import { DEFAULT_LOOP_KINDS, DEFAULT_LOOP_THRESHOLDS } from ${module('loop-kinds')}
+      const settings = { kinds: new Set(DEFAULT_LOOP_KINDS), thresholds: DEFAULT_LOOP_THRESHOLDS, exemptTools: new Set() }
       const all = new Array(500)
       gc(); const before = process.memoryUsage().heapUsed
       for (let s = 0; s < all.length; s++) {
