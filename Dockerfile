@@ -38,4 +38,4 @@ VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=2", "--v8-pool-size=1", "dist/server.js"]
+CMD ["node", "--max-old-space-size=192", "--max-semi-space-size=2", "--heap-growing-percent=10", "--v8-pool-size=1", "dist/server.js"]
