@@ -10,6 +10,9 @@ const conditions = ['goalkeeper-source', 'node', 'development|production']
 const BOTH_BACKENDS = ['test/{http,sessions,reminders,webhooks,idempotency,mcp}/**/*.test.ts']
 // PostgreSQL's own faults (test/faults): its project only.
 const POSTGRES_ONLY = ['test/faults/pg-*.test.ts']
+// Tests that replace a module (vi.mock) need the module graph fresh: a worker that kept the app's
+// modules from an earlier file (isolate: false below) would hand them the real one.
+const ISOLATED = ['test/**/*.isolated.test.ts']
 const postgres = findPgBin() !== undefined || process.env.CI === 'true'
 
 export default defineConfig({
@@ -29,8 +32,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     projects: [
       // `include` per project: an inherited one would be added to the project's own.
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_ONLY } },
-      ...(postgres ? [{ extends: true as const, test: { name: 'postgres', include: [...BOTH_BACKENDS, ...POSTGRES_ONLY], env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }] : []),
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [...POSTGRES_ONLY, ...ISOLATED] } },
+      { extends: true, test: { name: 'isolated', include: ISOLATED, isolate: true } },
+      ...(postgres ? [{ extends: true as const, test: { name: 'postgres', include: [...BOTH_BACKENDS, ...POSTGRES_ONLY], exclude: ISOLATED, env: { GOALKEEPER_TEST_BACKEND: 'postgres' } } }] : []),
     ],
   },
 })

@@ -204,14 +204,20 @@ describe('a field that must be one of some values says which', () => {
     const Letter = Type.Union([Type.Literal('a'), Type.Literal('b')])
     t.app.post('/v1/letters', { config: { auth: 'agent' }, schema: { body: Body({ xs: Type.Array(Letter) }) } }, async () => ({ ok: true }))
     await t.app.ready()
-    const compile = vi.spyOn(Ajv.prototype, 'compile')
-    try {
+    const answer = async () => {
       const res = await t.app.inject({ method: 'POST', url: '/v1/letters', headers: t.a.headers, payload: { xs: Array.from({ length: 30 }, () => 'z') } })
       expect(res.statusCode).toBe(400)
       const body = res.json<Problem>()
       expect(body.errors).toEqual(Array.from({ length: 20 }, (_, i) => ({ path: `body/xs/${i}`, message: 'must be one of: a, b' })))
       expect(body.detail).toMatch(/\(and 10 more\)\.$/)
       await problemOf(t, { method: 'POST', url: '/v1/sessions', payload: { goal: 'g', config: { similarity: 'cosine' } } }, 400)
+    }
+    // The first refusal of each route compiles its validators (src/http/validation.ts); folding the
+    // errors of the next ones compiles nothing.
+    await answer()
+    const compile = vi.spyOn(Ajv.prototype, 'compile')
+    try {
+      await answer()
       expect(compile).not.toHaveBeenCalled()
     } finally {
       compile.mockRestore()
