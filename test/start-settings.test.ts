@@ -1,9 +1,8 @@
 /**
  * `npm start` and the Docker image run the server with the same memory settings (docs/performance.md,
  * Memory): node's heap flags and the allocator's arena cap and mmap/trim thresholds; the README
- * names them. The image's test
- * needs a Docker engine; this one reads the files, so a setting added to one and not the others
- * fails everywhere.
+ * names them. The image's test needs a Docker engine; this one reads the files, so a setting added
+ * to one and not the others fails everywhere.
  */
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
