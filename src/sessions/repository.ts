@@ -120,7 +120,7 @@ const SQL = {
   byExternalId: `SELECT ${META} FROM sessions WHERE agent_id = ? AND external_id = ?`,
   key: 'SELECT id, agent_id, status, version FROM sessions WHERE agent_id = ? AND id = ?',
   // One statement, so the version and its snapshot come from one view of the database on either dialect.
-  stored: `SELECT s.version, p.snapshot FROM sessions s JOIN session_snapshots p ON p.session_id = s.id
+  stored: `SELECT s.version, s.external_id, p.snapshot FROM sessions s JOIN session_snapshots p ON p.session_id = s.id
     WHERE s.agent_id = ? AND s.id = ?`,
   // Optimistic concurrency: the write lands only on the version it was computed from (an archive bumps it too).
   write: `UPDATE sessions SET goal = @goal, plan = @plan, state = @state, version = @version + 1, updated_at = @updated_at
@@ -184,8 +184,8 @@ export class SessionRepository {
     return this.db.get(this.lockKeySql, [agentId, id])
   }
 
-  /** The session's version and the latest snapshot (written at or before it). */
-  stored(agentId: string, id: string): Promise<{ version: number; snapshot: string } | undefined> {
+  /** The session's version, its external id and the latest snapshot (written at or before that version). */
+  stored(agentId: string, id: string): Promise<{ version: number; external_id: string | null; snapshot: string } | undefined> {
     return this.db.get(SQL.stored, [agentId, id])
   }
 

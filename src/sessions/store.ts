@@ -77,6 +77,8 @@ export const SNAPSHOT_EVERY = 32
 export interface Hydrated {
   id: string
   agentId: string
+  /** Set at creation and never changed: the session events name it. */
+  externalId: string | null
   version: number
   session: GoalSession
   clock: SessionClock
@@ -170,13 +172,13 @@ export class SessionStore {
       const stored = await this.repo.stored(key.agent_id, key.id)
       if (stored === undefined) throw notFound('session', key.id)
       const json = JSON.parse(stored.snapshot) as GoalSessionJSON
-      return { version: stored.version, json, snapshot: stored.snapshot, steps: await this.repo.journalSteps(key.id, json.step_count, stored.version) }
+      return { ...stored, json, steps: await this.repo.journalSteps(key.id, json.step_count, stored.version) }
     }
-    const { version, json, snapshot, steps } = this.db.inTransaction ? await read() : await this.db.transaction(read)
+    const { version, external_id, json, snapshot, steps } = this.db.inTransaction ? await read() : await this.db.transaction(read)
     const clock = new SessionClock(this.clock)
     const session = GoalSession.fromJSON(json, { ...this.engineOptions, clock: clock.clock })
     for (const s of steps) clock.at(s.at, () => session.step(s.description, s.output, s.similarity ?? undefined, signalsOf(s)))
-    return { id: key.id, agentId: key.agent_id, version, session, clock, pending: steps.length, snapshotChars: snapshot.length }
+    return { id: key.id, agentId: key.agent_id, externalId: external_id, version, session, clock, pending: steps.length, snapshotChars: snapshot.length }
   }
 
   forget(id: string): void {
@@ -327,7 +329,7 @@ export class SessionStore {
       if (step !== undefined) await this.repo.insertStep(step)
       for (const row of drift) await this.repo.insertDriftEvent(row)
     }
-    for (const e of outcome.events ?? []) await this.outbox.enqueue(key.agent_id, `session.${e.type}`, { session_id: key.id, ...e.data }, now)
+    for (const e of outcome.events ?? []) await this.outbox.enqueue(key.agent_id, `session.${e.type}`, { session_id: key.id, external_id: entry.externalId, ...e.data }, now)
     for (const [type, data] of outcome.agent_events ?? []) await this.outbox.enqueue(key.agent_id, type, data, now)
     return { ...entry, version, pending: journaled ? entry.pending + 1 : 0, snapshotChars: state.snapshot?.length ?? entry.snapshotChars }
   }

@@ -183,8 +183,8 @@ describe('Claude Code hooks', () => {
     expect(await send(stop('cc-4'))).toEqual({})
     const events = await t.db.all<{ payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'session.stopped' ORDER BY created_at, id")
     expect(events.map((e) => (JSON.parse(e.payload) as { data: { outcome: string; open_items: string[] } }).data)).toEqual([
-      expect.objectContaining({ session_id: s.id, outcome: 'open_items', open_items: ['Fix lastPage in src/pagination.ts', 'Add a regression test'] }),
-      expect.objectContaining({ session_id: s.id, outcome: 'done', open_items: [] }),
+      expect.objectContaining({ session_id: s.id, external_id: 'cc-4', outcome: 'open_items', open_items: ['Fix lastPage in src/pagination.ts', 'Add a regression test'] }),
+      expect.objectContaining({ session_id: s.id, external_id: 'cc-4', outcome: 'done', open_items: [] }),
     ])
   })
 

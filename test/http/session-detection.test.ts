@@ -94,7 +94,7 @@ describe('loops, escalation and budgets over HTTP', () => {
       payload: string
     }[]
     expect(events.map((e) => e.event_type)).toEqual(['session.loop_detected', 'session.budget_exceeded'])
-    expect(JSON.parse(events[0]!.payload).data).toMatchObject({ session_id: id, step_number: 3, kind: 'error_repeat', steps: [1, 2, 3] })
+    expect(JSON.parse(events[0]!.payload).data).toMatchObject({ session_id: id, external_id: null, step_number: 3, kind: 'error_repeat', steps: [1, 2, 3] })
     expect(JSON.parse(events[1]!.payload).data).toMatchObject({ session_id: id, step_number: 7, tokens: 1100, budget_fraction: 1.1, reason: 'budget spent: 1100 of 1000 tokens' })
     const hook = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: a.headers, payload: { url: 'http://127.0.0.1:9/h', event_types: ['session.budget_exceeded'] } })
     expect(hook.statusCode).toBe(201)
