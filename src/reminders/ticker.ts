@@ -54,6 +54,8 @@ export class Ticker {
   private readonly leaseMs: number
   private readonly onError: (err: unknown) => void
   private task: Cron | undefined
+  /** The task's last tick: stop() waits for it, so its claims are fired or given back before the database closes. */
+  private running: Promise<void> | undefined
   /** Claims whose fire failed, tried first on the next tick. */
   private held: Claim[] = []
 
@@ -133,20 +135,25 @@ export class Ticker {
       .then(() => this.dispatcher?.recover())
       .catch((err: unknown) => this.onError(err))
     // `protect`: a tick still running when the next second comes is not started again beside it.
-    this.task = new Cron('* * * * * *', { protect: true }, async () => {
+    const run = async () => {
       try {
         await recovered
         await this.tick()
       } catch (err) {
         this.onError(err)
       }
-    })
+    }
+    this.task = new Cron('* * * * * *', { protect: true }, () => (this.running = run()))
   }
 
-  /** Stops ticking, then lets in-flight deliveries finish for up to `graceMs` (the rest stay queued). */
+  /**
+   * Stops ticking and waits for a tick under way (croner's stop() does not), then lets in-flight
+   * deliveries finish for up to `graceMs` (the rest stay queued).
+   */
   async stop(graceMs = 10_000): Promise<void> {
     this.task?.stop()
     this.task = undefined
+    await this.running
     await this.dispatcher?.stop(graceMs)
   }
 }

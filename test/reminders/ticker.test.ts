@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { Ticker } from '../../src/reminders/ticker.js'
+import type { Claim } from '../../src/reminders/repository.js'
 import { insertDue, reminderFixture, type ReminderFixture, reminderParts } from './fixtures.js'
 
 let f: ReminderFixture
@@ -128,5 +129,36 @@ describe('ticker', () => {
     for (let i = 0; i < 10 && fired < 2_000; i++) fired += (await tickAt('2026-11-22T10:00:00Z')).fired
     expect(fired).toBe(2_000)
     expect(await f.db.get('SELECT count(*) AS n FROM reminder_fires')).toEqual({ n: 2_000 })
+  })
+
+  it('stop() waits for the tick under way: its reminder is fired and its claim given back before stop returns', async () => {
+    const r = await f.reminders.create('agt_a', { title: 'stand up', trigger: { type: 'scheduled', at: '2026-11-22T09:30:00Z' } })
+    f.setNow('2026-11-22T09:30:00.200Z')
+    const parts = reminderParts(f.db, f.clock)
+    const claimed = parts.repo.claimed.bind(parts.repo)
+    let entered!: () => void
+    const inTick = new Promise<void>((resolve) => (entered = resolve))
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    // The tick holds its fire transaction open until the test lets it go.
+    parts.repo.claimed = async (claim: Claim) => {
+      entered()
+      await gate
+      return claimed(claim)
+    }
+    const errors: unknown[] = []
+    const running = new Ticker({ ...parts, clock: f.clock, onError: (err) => errors.push(err) })
+    running.start()
+    await inTick
+    let stopped = false
+    const stopping = running.stop().then(() => (stopped = true))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const stoppedMidTick = stopped
+    release()
+    await stopping
+    expect(stoppedMidTick).toBe(false)
+    expect(errors).toEqual([])
+    expect((await messages()).map((m) => m.data.reminder.id)).toEqual([r.id])
+    expect(await f.db.get('SELECT status, claimed_until FROM reminders WHERE id = ?', [r.id])).toEqual({ status: 'triggered', claimed_until: null })
   })
 })
