@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config.js'
 import { openDb } from '../src/db/client.js'
 import { runMigrations } from '../src/db/migrate.js'
 import { cachedTokenCount } from '../src/engine/context/token-fit.js'
-import { buildApp } from '../src/http/app.js'
+import { buildApp, type App } from '../src/http/app.js'
 import type { Ending, Run, RunStep } from './detection-data.js'
 
 export interface Setting {
@@ -33,6 +33,7 @@ export interface Setting {
 interface Verdict {
   verification: { recommended_action: string; loop?: { kind: string; steps: number[] }; spend?: { runaway: boolean; warning?: number }; busy_stall?: { since: number } }
   state: { stall_turns: number }
+  drift: { event: unknown; drifting: boolean }
 }
 
 /** What one run's verdicts said. Step numbers count from 1; null: never. */
@@ -53,6 +54,10 @@ export interface RunResult {
   refused: string[]
   /** The first step whose budget warning reached each threshold (a setting with `cost`). */
   budgetWarned: Record<string, number>
+  /** Steps that wrote a drift event. */
+  driftEvents: number
+  /** Sustained drift began at some step (`session.drift_detected`). */
+  sustainedDrift: boolean
 }
 
 export interface Replayer {
@@ -82,15 +87,39 @@ function stepPayload(step: RunStep, s: Setting): Record<string, unknown> {
   return payload
 }
 
-export async function replayer(s: Setting): Promise<Replayer> {
+/** The service in process on an in-memory database, rate limit off, with one agent's headers. */
+export async function benchApp(): Promise<{ app: App; headers: Record<string, string>; close: () => Promise<void> }> {
   const handle = openDb(':memory:')
   runMigrations(handle)
   const app = await buildApp({ config: loadConfig({ GOALKEEPER_RATE_LIMIT_PER_MINUTE: '0', GOALKEEPER_DB: ':memory:' }), handle, logger: false })
   const { api_key } = await app.services.agents.create('bench')
-  const headers = { authorization: `Bearer ${api_key}` }
+  const close = async () => {
+    await app.close()
+    handle.close()
+  }
+  return { app, headers: { authorization: `Bearer ${api_key}` }, close }
+}
+
+export async function replayer(s: Setting): Promise<Replayer> {
+  const { app, headers, close } = await benchApp()
 
   async function replay(run: Run): Promise<RunResult> {
-    const r: RunResult = { id: run.id, ending: run.ending, steps: 0, firstReplan: null, firstAbort: null, loops: [], stalls: 0, busy: 0, runaways: 0, actions: {}, refused: [], budgetWarned: {} }
+    const r: RunResult = {
+      id: run.id,
+      ending: run.ending,
+      steps: 0,
+      firstReplan: null,
+      firstAbort: null,
+      loops: [],
+      stalls: 0,
+      busy: 0,
+      runaways: 0,
+      actions: {},
+      refused: [],
+      budgetWarned: {},
+      driftEvents: 0,
+      sustainedDrift: false,
+    }
     const tokens = () => run.steps.map((x) => cachedTokenCount(`${x.description}\n${x.output}`))
     const costs = s.endsAt !== undefined ? stepCosts(run, tokens(), s.endsAt) : s.cost === true && run.cost !== null && run.cost > 0 ? stepCosts(run, tokens(), run.cost) : null
     const cap = s.endsAt !== undefined ? 1 : run.cap
@@ -103,6 +132,7 @@ export async function replayer(s: Setting): Promise<Replayer> {
     const id = created.json<{ id: string }>().id
     let stall = 0
     let busySince = 0
+    let drifting = false
     const spans = new Map<string, number>()
     for (const [i, step] of run.steps.entries()) {
       const payload = stepPayload(step, s)
@@ -129,16 +159,13 @@ export async function replayer(s: Setting): Promise<Replayer> {
       if (busy !== undefined && busy.since !== busySince) r.busy++
       busySince = busy?.since ?? 0
       if (v.verification.spend?.runaway === true) r.runaways++
+      if (v.drift.event !== null) r.driftEvents++
+      if (v.drift.drifting && !drifting) r.sustainedDrift = true
+      drifting = v.drift.drifting
       for (const t of [0.5, 0.8]) if ((v.verification.spend?.warning ?? 0) >= t) r.budgetWarned[t] ??= n
     }
     return r
   }
 
-  return {
-    replay,
-    async close() {
-      await app.close()
-      handle.close()
-    },
-  }
+  return { replay, close }
 }

@@ -29,6 +29,9 @@ export interface FileFigures {
   ranOutAtH: [told: number, of: number]
   actions: Record<string, number>
   refused: string[]
+  /** Drift events on the steps of runs that went well, and those runs in which sustained drift began (`session.drift_detected`). */
+  wellDriftEvents: number
+  wellSustainedDrift: number
   /** Per budget-warning threshold (0.5, 0.8): runs that went well warned at all; runs that ran out warned early; those told replan/abort or warned early. */
   budget: Record<string, { well: number; ranOutEarly: number; eitherEarly: number }>
 }
@@ -67,6 +70,8 @@ export function figures(file: string, results: RunResult[]): FileFigures {
     ranOutAtH: horizon === null ? [0, 0] : atHorizon(out, horizon),
     actions,
     refused: results.flatMap((r) => r.refused.map((x) => `${r.id} ${x}`)),
+    wellDriftEvents: well.reduce((n, r) => n + r.driftEvents, 0),
+    wellSustainedDrift: well.filter((r) => r.sustainedDrift).length,
     budget: Object.fromEntries(
       ['0.5', '0.8'].map((t) => {
         const early = (r: RunResult) => (r.budgetWarned[t] ?? Infinity) <= Math.floor(EARLY_SHARE * r.steps)
@@ -90,6 +95,11 @@ export function budgetLine(f: FileFigures): string | null {
   const part = (t: string) =>
     `≥${Number(t) * 100}%: went well warned ${pct(b[t]!.well, f.well)}, ran out warned early ${pct(b[t]!.ranOutEarly, f.ranOut)}, told replan/abort or warned early ${pct(b[t]!.eitherEarly, f.ranOut)}`
   return `${f.file} budget warnings ${part('0.5')}; ${part('0.8')}`
+}
+
+/** A file's drift line: what a webhook subscriber and the step log see of drift on runs that went well. */
+export function driftLine(f: FileFigures): string {
+  return `${f.file}: drift events ${per100(f.wellDriftEvents, f.wellSteps)} /100 steps of runs that went well; sustained drift (session.drift_detected) in ${pct(f.wellSustainedDrift, f.well)} of them`
 }
 
 const per100 = (n: number, steps: number) => (steps === 0 ? '–' : ((100 * n) / steps).toFixed(2))

@@ -8,6 +8,9 @@
  * - the same at equal step counts: H is the median of 0.8 × length over the runs that ran out, and
  *   among runs at least H steps long, those told `replan` or `abort` within their first H steps.
  * A loop flag is a finding that does not continue the last one of its kind (their steps do not overlap).
+ * Per file too: drift events per 100 steps of runs that went well, and those runs in which
+ * sustained drift began (`session.drift_detected`); and, once, a step's drift flag on the τ-bench
+ * airline drift pairs per similarity mode (detection-pairs.ts).
  *
  * Settings: `default` (steps with `tool`, `error` and `tokens`, the config a new session gets),
  * `hooks` (as a coding agent's hooks would post them: the call as the description, HOOK_LOOP_KINDS),
@@ -25,8 +28,9 @@
  * of description and output (what the step added to the context).
  *
  * Data (third-party, never in the repository): `../shared/bench-data/` beside the repository, or
- * `BENCH_DATA`: `tau-bench-airline-episodes/` and every file of `coding-agent-runs/` (its README
- * says what each field means). Without either the bench says so and exits 0.
+ * `BENCH_DATA`: `tau-bench-airline-episodes/`, `tau-bench-airline-drift/` and every file of
+ * `coding-agent-runs/` (its README says what each field means). Without them the bench says so
+ * and exits 0.
  * `BENCH_SAMPLE=N` replays the first N runs of each file (a fixed sample, for a quicker look);
  * `BENCH_SETTINGS=default,text` picks settings (`all`: every one); `BENCH_JSON=path` writes the
  * figures as JSON. Run: `npm run bench:detection` (every run: ~32,000 steps per setting, about a
@@ -36,7 +40,8 @@ import { writeFileSync } from 'node:fs'
 import { HOOK_LOOP_KINDS, NEW_SESSION_DETECTION } from '../src/engine/detection/detection-config.js'
 import { DEFAULT_LOOP_KINDS, LOOP_KINDS } from '../src/engine/detection/loop-kinds.js'
 import { DATA, loadRunFiles } from './detection-data.js'
-import { budgetLine, figures, table, type FileFigures } from './detection-report.js'
+import { driftPairLines } from './detection-pairs.js'
+import { budgetLine, driftLine, figures, table, type FileFigures } from './detection-report.js'
 import { replayer, type Setting } from './detection-replay.js'
 
 const SETTINGS: Setting[] = [
@@ -90,12 +95,15 @@ async function main(): Promise<void> {
           .join(', ')}`,
     )
     console.log(`actions over all steps (every ending; ${steps} steps of runs that went well or ran out):\n  ${actions.join('\n  ')}`)
+    console.log(rows.map(driftLine).join('\n'))
     const budget = rows.map(budgetLine).filter((l) => l !== null)
     if (budget.length > 0) console.log(budget.join('\n'))
     const refused = rows.flatMap((f) => f.refused)
     if (refused.length > 0) console.log(`refused (${refused.length}):\n  ${refused.slice(0, 10).join('\n  ')}`)
     console.log()
   }
+  const pairs = await driftPairLines()
+  if (pairs !== null) console.log(`τ-bench airline drift pairs, a step's drift flag (a new session's first step):\n  ${pairs.join('\n  ')}`)
   if (process.env.BENCH_JSON !== undefined) writeFileSync(process.env.BENCH_JSON, JSON.stringify(out, null, 2))
 }
 
