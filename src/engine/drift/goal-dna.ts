@@ -22,6 +22,9 @@ export interface DriftEvent {
   timestamp: string
 }
 
+/** A step's evidence overruling its text's similarity: on the goal, or neither for nor against it. */
+export type Stance = 'on' | 'neutral'
+
 /** The API's answer to one drift check. */
 export interface DriftCheck {
   similarity: number
@@ -158,7 +161,8 @@ export class GoalDNA {
     return this.scorer.similarity(actionText)
   }
 
-  private grade(actionText: string, given: number | undefined): Graded {
+  /** The action's similarity graded against the threshold, not recorded (`given`: see `checkDrift`). */
+  grade(actionText: string, given?: number): Graded {
     return gradeCheck(this.scorer.mode, this.driftThreshold, given, () => this.scorer.similarity(actionText))
   }
 
@@ -170,7 +174,7 @@ export class GoalDNA {
     return this.record(stepNumber, actionText, this.grade(actionText, similarity))
   }
 
-  private record(stepNumber: number, actionText: string, g: Graded): DriftEvent | null {
+  private record(stepNumber: number, actionText: string, g: Graded, stance?: Stance): DriftEvent | null {
     const { similarity } = g
     this.checks++
     this.history.push(similarity)
@@ -178,7 +182,8 @@ export class GoalDNA {
     if (this.history.length >= 2 * this.historySize) this.history.splice(0, this.history.length - this.historySize)
     // A fallback check's similarity joins the same history, so a trend spanning a provider outage
     // mixes the two scales (enhanced scores run lower): acceptable for an occasional fallback.
-    if (similarity >= g.threshold) {
+    if (stance === 'neutral') return null
+    if (similarity >= g.threshold || stance === 'on') {
       this.consecutive = 0
       return null
     }
@@ -199,11 +204,19 @@ export class GoalDNA {
 
   /** `checkDrift` shaped as the API's DriftCheck. */
   check(stepNumber: number, actionText: string, similarity?: number): DriftCheck {
-    const g = this.grade(actionText, similarity)
-    const event = this.record(stepNumber, actionText, g)
+    return this.checkGraded(stepNumber, actionText, this.grade(actionText, similarity))
+  }
+
+  /**
+   * Records an action graded by `grade`. `stance`: what a step's evidence says whatever the text's
+   * similarity (step-evidence.ts): `on` the goal counts as no drift, `neutral` as neither (the
+   * consecutive count stays); either way its severity is `none` and no event is written.
+   */
+  checkGraded(stepNumber: number, actionText: string, g: Graded, stance?: Stance): DriftCheck {
+    const event = this.record(stepNumber, actionText, g, stance)
     const result: DriftCheck = {
       similarity: g.similarity,
-      severity: severityOf(g.similarity, g.threshold, g.bands),
+      severity: stance === undefined ? severityOf(g.similarity, g.threshold, g.bands) : 'none',
       drifting: this.isDrifting(),
       consecutive_drift_count: this.consecutive,
       // A retained event is copied so the caller cannot change the history; an unretained one is the caller's.

@@ -45,6 +45,12 @@ export interface Evidence {
   plan: boolean
   /** Neither for nor against: drift and the stall counter stay. */
   neutral: boolean
+  /**
+   * Read from what the step touches or runs (files and symbols the goal names, the session's own
+   * files, a housekeeping call or a test run), which the drift check's text similarity cannot see,
+   * rather than from shared words, which it weighs better: the drift check defers to this reading.
+   */
+  concrete: boolean
 }
 
 /** The drift check's reading of the text: the mode that scored it and the severity (graded per mode against its threshold). */
@@ -163,40 +169,43 @@ export class StepReader {
     if (call?.kind === 'change') this.remember(call.files)
     if (planHit) {
       const why = `plan terms [${planTerms.slice(0, 6).join(', ')}]`
-      return ev === null ? { score: 0.575, reasoning: why, progress: true, plan: true, neutral: false } : { ...ev, reasoning: `${ev.reasoning}; ${why}`, progress: true, plan: true, neutral: false }
+      return ev === null
+        ? { score: 0.575, reasoning: why, progress: true, plan: true, neutral: false, concrete: false }
+        : { ...ev, reasoning: `${ev.reasoning}; ${why}`, progress: true, plan: true, neutral: false }
     }
     if (ev !== null) return { ...ev, plan: false, neutral: false }
     if (call !== null && (call.kind === 'chore' || call.kind === 'run')) {
-      return { score: NEUTRAL, reasoning: call.kind === 'chore' ? 'housekeeping call: neutral' : 'runs something without naming the goal: neutral', progress: false, plan: false, neutral: true }
+      const reasoning = call.kind === 'chore' ? 'housekeeping call: neutral' : 'runs something without naming the goal: neutral'
+      return { score: NEUTRAL, reasoning, progress: false, plan: false, neutral: true, concrete: true }
     }
     const off = this.offScore(words, text, focus)
-    if (off === NEUTRAL) return { score: NEUTRAL, reasoning: 'nothing to compare: neutral', progress: false, plan: false, neutral: true }
+    if (off === NEUTRAL) return { score: NEUTRAL, reasoning: 'nothing to compare: neutral', progress: false, plan: false, neutral: true, concrete: false }
     // A call that reads or changes files is work in the repository even when its words are not the goal's.
     const score = call === null ? off : NEUTRAL - (NEUTRAL - off) / 2
-    return { score, reasoning: call === null ? 'no evidence of the goal' : 'a call naming nothing of the goal', progress: false, plan: false, neutral: false }
+    return { score, reasoning: call === null ? 'no evidence of the goal' : 'a call naming nothing of the goal', progress: false, plan: false, neutral: false, concrete: false }
   }
 
   private positive(said: string, output: string, call: CallReading | null, words: Words, text: TextSimilarity): Omit<Evidence, 'plan' | 'neutral'> | null {
     if (call !== null) {
       const f = hit(this.goal.files, call.files)
-      if (f !== undefined) return { score: 0.9, reasoning: `touches ${f}, named by the goal`, progress: true }
+      if (f !== undefined) return { score: 0.9, reasoning: `touches ${f}, named by the goal`, progress: true, concrete: true }
     }
     const named = addEntities(said, { files: new Set(), symbols: new Set() })
     const sym = hit(this.goal.symbols, named.symbols) ?? hit(this.goal.files, named.files)
-    if (sym !== undefined) return { score: 0.85, reasoning: `names ${sym}, named by the goal`, progress: true }
+    if (sym !== undefined) return { score: 0.85, reasoning: `names ${sym}, named by the goal`, progress: true, concrete: true }
     if (call !== null) {
       const w = hit(new Set(this.files), call.files)
-      if (w !== undefined) return { score: 0.7, reasoning: `works on ${w}, which this session changed`, progress: call.kind === 'change' }
+      if (w !== undefined) return { score: 0.7, reasoning: `works on ${w}, which this session changed`, progress: call.kind === 'change', concrete: true }
     }
     const terms = shared(words, this.goalWords)
-    if (terms.length > 0) return { score: Math.min(1, 0.575 + 0.1 * (terms.length - 1)), reasoning: `goal terms [${terms.slice(0, 6).join(', ')}]`, progress: true }
+    if (terms.length > 0) return { score: Math.min(1, 0.575 + 0.1 * (terms.length - 1)), reasoning: `goal terms [${terms.slice(0, 6).join(', ')}]`, progress: true, concrete: false }
     if (output !== '') {
       const seen = addEntities(output.slice(0, 4000), { files: new Set(), symbols: new Set() }, true)
       const o = hit(this.goal.symbols, seen.symbols)
-      if (o !== undefined) return { score: 0.65, reasoning: `its output shows ${o}, named by the goal`, progress: true }
+      if (o !== undefined) return { score: 0.65, reasoning: `its output shows ${o}, named by the goal`, progress: true, concrete: true }
     }
     if (text.mode !== 'lexical' && text.severity === 'none') {
-      return { score: 0.6, reasoning: `${text.mode} similarity at or above its threshold`, progress: false }
+      return { score: 0.6, reasoning: `${text.mode} similarity at or above its threshold`, progress: false, concrete: false }
     }
     return null
   }

@@ -6,7 +6,8 @@
  * session-recitation.ts, session-reminder.ts and session-summary.ts; loop kinds, escalation, budget
  * and skip_unchanged in session-detection.ts.
  */
-import { GoalDNA, type DriftCheck, type DriftTrend } from '../drift/goal-dna.js'
+import { GoalDNA, severityOf, type DriftCheck, type DriftTrend } from '../drift/goal-dna.js'
+import { isAligned } from '../drift/step-alignment.js'
 import { GoalReminderInjector, type GoalReminder } from '../context/goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
 import type { LlmVerifyFn } from './llm-verify.js'
@@ -45,9 +46,8 @@ export class GoalSession extends SessionParts {
   step(description: string, output = '', similarity?: number, signals: StepSignals = {}, opinion?: OpinionOutcome): StepResult & { events: SessionEvent[] } {
     const before = this.before()
     const loop = this.beforeStep(description, output, signals)
-    const drift = this.driftCheck(description, this.stepCount + 1, similarity)
-    const evidence = this.evidence(description, output, signals, drift.result)
-    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...evidence }), drift, loop.progressed === true, opinion)
+    const { drift, ...read } = this.readStep(description, output, similarity, signals)
+    return this.finishStep(description, before, this.tracker.verifyStepSync(description, output, { ...loop, ...read }), drift, loop.progressed === true, opinion)
   }
 
   /**
@@ -69,16 +69,26 @@ export class GoalSession extends SessionParts {
   ): Promise<StepResult & { events: SessionEvent[] }> {
     const before = this.before()
     const loop = this.beforeStep(description, output, signals)
-    const drift = this.driftCheck(description, this.stepCount + 1, similarity)
-    const evidence = this.evidence(description, output, signals, drift.result)
-    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...evidence }), drift, loop.progressed === true, opinion)
+    const { drift, ...read } = this.readStep(description, output, similarity, signals)
+    return this.finishStep(description, before, await this.tracker.verifyStep(description, output, llmVerify, { ...loop, ...read }), drift, loop.progressed === true, opinion)
   }
 
-  /** The step read for evidence against the goal, with the drift check's reading of its text. */
-  private evidence(description: string, output: string, signals: StepSignals, drift: DriftCheck): { evidence?: Evidence } {
-    if (this.reader === null) return {}
-    const text = { mode: drift.similarity_mode ?? this.config.similarity, severity: drift.severity }
-    return { evidence: this.reader.read(description, output, signals, this.tracker.focus, text) }
+  /**
+   * The step's drift check and, with evidence alignment, its evidence, read with the text's graded
+   * similarity. The evidence then decides the drift check where it knows better than the text:
+   * what the step touches or runs (`concrete`), and under `lexical`, whose threshold flags most
+   * on-goal text, words that make the step aligned. A step it finds on the goal is no drift, a
+   * neutral one (housekeeping, a test run) neither drift nor its end (docs/detection.md).
+   */
+  private readStep(description: string, output: string, similarity: number | undefined, signals: StepSignals): { drift: WithEvents<DriftCheck>; evidence?: Evidence } {
+    const step = this.stepCount + 1
+    if (this.reader === null) return { drift: this.driftCheck(description, step, similarity) }
+    const graded = this.dna.grade(description, similarity)
+    const text = { mode: graded.mode, severity: severityOf(graded.similarity, graded.threshold, graded.bands) }
+    const evidence = this.reader.read(description, output, signals, this.tracker.focus, text)
+    const decides = evidence.concrete || (graded.mode === 'lexical' && !evidence.neutral)
+    const stance = !decides ? undefined : evidence.neutral ? 'neutral' : isAligned(evidence.score) ? 'on' : undefined
+    return { drift: this.recordDrift(step, description, () => this.dna.checkGraded(step, description, graded, stance)), evidence }
   }
 
   /** The step's loop options; a call writing the agent's todo list makes that list the plan (todo-tools.ts). */
@@ -122,8 +132,13 @@ export class GoalSession extends SessionParts {
    * sustained drift begins (once per episode).
    */
   driftCheck(action: string, step_number: number = this.stepCount, similarity?: number): WithEvents<DriftCheck> {
+    return this.recordDrift(step_number, action, () => this.dna.check(step_number, action, similarity))
+  }
+
+  /** A drift check `check` records, with `drift_detected` when it begins sustained drift. */
+  private recordDrift(step_number: number, action: string, check: () => DriftCheck): WithEvents<DriftCheck> {
     const wasDrifting = this.dna.isDrifting()
-    const result = this.dna.check(step_number, action, similarity)
+    const result = check()
     return { result, events: driftEvents(wasDrifting, result, step_number, action) }
   }
 
