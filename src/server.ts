@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
 import { openDatabase } from './db/open.js'
+import { loadWordTable } from './engine/similarity/word-info.js'
 import { buildApp, type App } from './http/app.js'
 import { createMetrics } from './metrics.js'
 import { Scheduler } from './scheduler.js'
@@ -21,6 +22,8 @@ export async function start(env: Record<string, string | undefined> = process.en
   // (onClose hooks run last-added first, and buildApp added the one that closes it first).
   const scheduler = new Scheduler({ handle, config, metrics: app.metrics, log: app.log, settings: app.services.settings })
   app.addHook('onClose', () => scheduler.stop())
+  // Every session reads the word table; loaded here, the first request does not wait ~170 ms for it.
+  loadWordTable()
   try {
     await app.listen({ host: config.host, port: config.port })
   } catch (err) {
