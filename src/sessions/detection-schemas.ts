@@ -171,6 +171,13 @@ export const DetectionConfigInput = {
     }),
   ),
   drift_abort: Type.Optional(Type.Boolean({ description: 'Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most).' })),
+  drift_evidence: Type.Optional(
+    Type.Boolean({
+      description:
+        "With alignment evidence, a step's drift check defers to its evidence where it knows better than the text: what the step touches or runs (and, under lexical, words that make it aligned). " +
+        'true for a new session; false or absent (a session stored without the field): the text alone.',
+    }),
+  ),
   skip_unchanged: Type.Optional(Type.Boolean({ description: 'Hold back a goal reminder or recitation identical to the last one injected (default false).' })),
   resend_unchanged_after: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: `Turns after which an unchanged block goes out again (default ${DEFAULT_RESEND_UNCHANGED_AFTER}).` })),
   budget: Type.Optional(Budget),
@@ -199,6 +206,7 @@ export const DetectionConfig = {
   escalation: Type.Optional(Type.Enum([...ESCALATION_MODES], { type: 'string' })),
   alignment: Type.Optional(Type.Enum([...ALIGNMENT_MODES], { type: 'string' })),
   drift_abort: Type.Optional(Type.Boolean()),
+  drift_evidence: Type.Optional(Type.Boolean()),
   skip_unchanged: Type.Optional(Type.Boolean()),
   resend_unchanged_after: Type.Optional(Type.Integer()),
   budget: Type.Optional(

@@ -37,6 +37,15 @@ describe("a step's drift check defers to its evidence", () => {
     expect(neutral.drift).toMatchObject({ severity: 'none', event: null, consecutive_drift_count: 4, drifting: true })
   })
 
+  it('a session stored before drift_evidence (the field absent) keeps the text-only drift check', () => {
+    const json = new GoalSession({ goal: ISSUE }, { clock }).toJSON()
+    expect(json.config).toMatchObject({ alignment: 'evidence', drift_evidence: true })
+    delete json.config.drift_evidence
+    const stored = GoalSession.fromJSON(json, { clock })
+    const [description, output, signals] = CODING[1]!
+    expect(stored.step(description, output, undefined, signals).drift.event).not.toBeNull()
+  })
+
   it('lexical: words that make the step aligned overrule the text, which keyword alignment does not read', () => {
     const evidence = new GoalSession({ goal: ISSUE }, { clock }).step(WORDS)
     expect(evidence.verification.reasoning).toContain('goal terms [total, page]')

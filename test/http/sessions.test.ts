@@ -25,6 +25,7 @@ describe('sessions lifecycle', () => {
       llm_verify: false,
       escalation: 'graduated',
       alignment: 'evidence',
+      drift_evidence: true,
       loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
       busy_after: 8,
       budget_stall: { at: 0.5, calls: 10 },

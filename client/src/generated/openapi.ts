@@ -1311,6 +1311,7 @@ export interface operations {
                                 /** @enum {string} */
                                 alignment?: "keywords" | "evidence";
                                 drift_abort?: boolean;
+                                drift_evidence?: boolean;
                                 skip_unchanged?: boolean;
                                 resend_unchanged_after?: number;
                                 budget?: {
@@ -1470,6 +1471,8 @@ export interface operations {
                         alignment?: "keywords" | "evidence";
                         /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
                         drift_abort?: boolean;
+                        /** @description With alignment evidence, a step's drift check defers to its evidence where it knows better than the text: what the step touches or runs (and, under lexical, words that make it aligned). true for a new session; false or absent (a session stored without the field): the text alone. */
+                        drift_evidence?: boolean;
                         /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -1564,6 +1567,7 @@ export interface operations {
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
+                            drift_evidence?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -1708,6 +1712,7 @@ export interface operations {
                                     /** @enum {string} */
                                     alignment?: "keywords" | "evidence";
                                     drift_abort?: boolean;
+                                    drift_evidence?: boolean;
                                     skip_unchanged?: boolean;
                                     resend_unchanged_after?: number;
                                     budget?: {
@@ -1852,6 +1857,7 @@ export interface operations {
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
+                            drift_evidence?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -2044,6 +2050,7 @@ export interface operations {
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
+                            drift_evidence?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -2190,6 +2197,7 @@ export interface operations {
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
+                            drift_evidence?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -2341,6 +2349,7 @@ export interface operations {
                             /** @enum {string} */
                             alignment?: "keywords" | "evidence";
                             drift_abort?: boolean;
+                            drift_evidence?: boolean;
                             skip_unchanged?: boolean;
                             resend_unchanged_after?: number;
                             budget?: {
@@ -5026,6 +5035,8 @@ export interface operations {
                             alignment?: "keywords" | "evidence";
                             /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
                             drift_abort?: boolean;
+                            /** @description With alignment evidence, a step's drift check defers to its evidence where it knows better than the text: what the step touches or runs (and, under lexical, words that make it aligned). true for a new session; false or absent (a session stored without the field): the text alone. */
+                            drift_evidence?: boolean;
                             /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -5183,6 +5194,8 @@ export interface operations {
                         alignment?: "keywords" | "evidence";
                         /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
                         drift_abort?: boolean;
+                        /** @description With alignment evidence, a step's drift check defers to its evidence where it knows better than the text: what the step touches or runs (and, under lexical, words that make it aligned). true for a new session; false or absent (a session stored without the field): the text alone. */
+                        drift_evidence?: boolean;
                         /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                         skip_unchanged?: boolean;
                         /** @description Turns after which an unchanged block goes out again (default 10). */
@@ -5306,6 +5319,8 @@ export interface operations {
                             alignment?: "keywords" | "evidence";
                             /** @description Graduated: drift still critical 3 steps after its replan answers abort (default false: replan at most). */
                             drift_abort?: boolean;
+                            /** @description With alignment evidence, a step's drift check defers to its evidence where it knows better than the text: what the step touches or runs (and, under lexical, words that make it aligned). true for a new session; false or absent (a session stored without the field): the text alone. */
+                            drift_evidence?: boolean;
                             /** @description Hold back a goal reminder or recitation identical to the last one injected (default false). */
                             skip_unchanged?: boolean;
                             /** @description Turns after which an unchanged block goes out again (default 10). */

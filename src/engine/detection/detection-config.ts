@@ -31,6 +31,11 @@ export interface DetectionConfig {
   alignment?: AlignmentMode
   /** Graduated escalation: drift still critical after a replan answers `abort` (default false: drift alone answers `replan` at most). */
   drift_abort?: boolean
+  /**
+   * With evidence alignment, a step's drift check defers to its evidence where it knows better than
+   * the text (goal-session.ts `readStep`). Absent: the text alone (sessions created before it).
+   */
+  drift_evidence?: boolean
   skip_unchanged?: boolean
   resend_unchanged_after?: number
   budget?: SessionBudget
@@ -60,6 +65,7 @@ export const ALIGNMENT_MODES: readonly AlignmentMode[] = ['keywords', 'evidence'
 export const NEW_SESSION_DETECTION: Readonly<DetectionConfig> = {
   escalation: 'graduated',
   alignment: 'evidence',
+  drift_evidence: true,
   loop_kinds: ['repeat', 'error_repeat', 'same_result', 'error_cascade', 'same_edit'],
   busy_after: DEFAULT_BUSY_AFTER,
   budget_stall: { ...DEFAULT_BUDGET_STALL },
@@ -127,6 +133,7 @@ export function copyDetection(c: DetectionConfig): DetectionConfig {
   if (c.escalation !== undefined) out.escalation = c.escalation
   if (c.alignment !== undefined) out.alignment = c.alignment
   if (c.drift_abort !== undefined) out.drift_abort = c.drift_abort
+  if (c.drift_evidence !== undefined) out.drift_evidence = c.drift_evidence
   if (c.skip_unchanged !== undefined) out.skip_unchanged = c.skip_unchanged
   if (c.resend_unchanged_after !== undefined) out.resend_unchanged_after = c.resend_unchanged_after
   if (c.budget !== undefined) out.budget = { ...c.budget, ...(c.budget.warn_at === undefined ? {} : { warn_at: [...c.budget.warn_at] }) }
@@ -142,6 +149,8 @@ export interface DetectionSettings {
   loops: LoopSettings
   graduated: boolean
   evidence: boolean
+  /** Evidence alignment with `drift_evidence`: the step's drift check reads its evidence. */
+  driftEvidence: boolean
   driftAbort: boolean
   skipUnchanged: boolean
   resendUnchangedAfter: number
@@ -161,6 +170,7 @@ export function detectionSettings(c: DetectionConfig): DetectionSettings {
     },
     graduated: c.escalation === 'graduated',
     evidence: c.alignment === 'evidence',
+    driftEvidence: c.alignment === 'evidence' && c.drift_evidence === true,
     driftAbort: c.drift_abort === true,
     skipUnchanged: c.skip_unchanged === true,
     resendUnchangedAfter: c.resend_unchanged_after ?? DEFAULT_RESEND_UNCHANGED_AFTER,

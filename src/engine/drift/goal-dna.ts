@@ -10,7 +10,7 @@ import { createScorer, type GoalScorer, type SimilarityMode } from '../similarit
 import { cutText } from '../similarity/text.js'
 
 // Callers import these from here (and the engine index re-exports this module), so they stay reachable by this path.
-export { DEFAULT_DRIFT_THRESHOLD, DEFAULT_DRIFT_THRESHOLDS, SEVERITY_BANDS, severityOf, type DriftSeverity } from './drift-severity.js'
+export { DEFAULT_DRIFT_THRESHOLD, DEFAULT_DRIFT_THRESHOLDS, SEVERITY_BANDS, severityOf, type DriftSeverity, type Graded } from './drift-severity.js'
 export { leastSquaresSlope, TREND_SLOPE_EPSILON, type DriftTrend, type TrendDirection } from './drift-trend.js'
 
 export interface DriftEvent {

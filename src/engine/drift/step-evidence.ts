@@ -47,8 +47,9 @@ export interface Evidence {
   neutral: boolean
   /**
    * Read from what the step touches or runs (files and symbols the goal names, the session's own
-   * files, a housekeeping call or a test run), which the drift check's text similarity cannot see,
-   * rather than from shared words, which it weighs better: the drift check defers to this reading.
+   * files, a shell command naming nothing of the goal), which the drift check's text similarity
+   * cannot see, rather than from shared words, which it weighs better: with `drift_evidence` the
+   * drift check defers to this reading.
    */
   concrete: boolean
 }

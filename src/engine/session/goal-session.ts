@@ -75,10 +75,11 @@ export class GoalSession extends SessionParts {
 
   /**
    * The step's drift check and, with evidence alignment, its evidence, read with the text's graded
-   * similarity. The evidence then decides the drift check where it knows better than the text:
-   * what the step touches or runs (`concrete`), and under `lexical`, whose threshold flags most
-   * on-goal text, words that make the step aligned. A step it finds on the goal is no drift, a
-   * neutral one (housekeeping, a test run) neither drift nor its end (docs/detection.md).
+   * similarity. With `drift_evidence` (new sessions) the evidence then decides the drift check
+   * where it knows better than the text: what the step touches or runs (`concrete`), and under
+   * `lexical`, whose threshold flags most on-goal text, words that make the step aligned. A step it
+   * finds on the goal is no drift; a neutral one (a shell command naming nothing of the goal)
+   * neither drift nor its end (docs/detection.md).
    */
   private readStep(description: string, output: string, similarity: number | undefined, signals: StepSignals): { drift: WithEvents<DriftCheck>; evidence?: Evidence } {
     const step = this.stepCount + 1
@@ -86,7 +87,7 @@ export class GoalSession extends SessionParts {
     const graded = this.dna.grade(description, similarity)
     const text = { mode: graded.mode, severity: severityOf(graded.similarity, graded.threshold, graded.bands) }
     const evidence = this.reader.read(description, output, signals, this.tracker.focus, text)
-    const decides = evidence.concrete || (graded.mode === 'lexical' && !evidence.neutral)
+    const decides = this.detection.settings.driftEvidence && (evidence.concrete || (graded.mode === 'lexical' && !evidence.neutral))
     const stance = !decides ? undefined : evidence.neutral ? 'neutral' : isAligned(evidence.score) ? 'on' : undefined
     return { drift: this.recordDrift(step, description, () => this.dna.checkGraded(step, description, graded, stance)), evidence }
   }
