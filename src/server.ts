@@ -10,6 +10,8 @@ import { bootstrapAgent, describeListenError, StartupError, unreachableWarning }
 /** config → db → migrations → app → listen, with graceful shutdown. Returns the started app. */
 export async function start(env: Record<string, string | undefined> = process.env): Promise<App> {
   const config = loadConfig(env)
+  // Every session reads the word table; loaded here, the first request does not wait ~170 ms for it.
+  loadWordTable()
   const handle = await openDatabase(config)
   let app: App
   try {
@@ -22,8 +24,6 @@ export async function start(env: Record<string, string | undefined> = process.en
   // (onClose hooks run last-added first, and buildApp added the one that closes it first).
   const scheduler = new Scheduler({ handle, config, metrics: app.metrics, log: app.log, settings: app.services.settings })
   app.addHook('onClose', () => scheduler.stop())
-  // Every session reads the word table; loaded here, the first request does not wait ~170 ms for it.
-  loadWordTable()
   try {
     await app.listen({ host: config.host, port: config.port })
   } catch (err) {

@@ -54,7 +54,7 @@ export class Ticker {
   private readonly leaseMs: number
   private readonly onError: (err: unknown) => void
   private task: Cron | undefined
-  /** The task's last tick: stop() waits for it, so its claims are fired or given back before the database closes. */
+  /** The task's last tick (before the first, the recovery): stop() waits for it, so its claims are fired or given back before the database closes. */
   private running: Promise<void> | undefined
   /** Claims whose fire failed, tried first on the next tick. */
   private held: Claim[] = []
@@ -132,8 +132,11 @@ export class Ticker {
   start(): void {
     if (this.task) return
     const recovered = Promise.resolve()
-      .then(() => this.dispatcher?.recover())
+      .then(async () => {
+        await this.dispatcher?.recover()
+      })
       .catch((err: unknown) => this.onError(err))
+    this.running = recovered
     // `protect`: a tick still running when the next second comes is not started again beside it.
     const run = async () => {
       try {

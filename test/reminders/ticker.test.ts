@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { Ticker } from '../../src/reminders/ticker.js'
 import type { Claim } from '../../src/reminders/repository.js'
+import type { Dispatcher } from '../../src/webhooks/dispatcher.js'
 import { insertDue, reminderFixture, type ReminderFixture, reminderParts } from './fixtures.js'
 
 let f: ReminderFixture
@@ -160,5 +161,28 @@ describe('ticker', () => {
     expect(errors).toEqual([])
     expect((await messages()).map((m) => m.data.reminder.id)).toEqual([r.id])
     expect(await f.db.get('SELECT status, claimed_until FROM reminders WHERE id = ?', [r.id])).toEqual({ status: 'triggered', claimed_until: null })
+  })
+
+  it('stop() right after start() waits for the recovery of delivery claims before the dispatcher stops', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const calls: string[] = []
+    const dispatcher = {
+      recover: async () => {
+        calls.push('recover')
+        await gate
+        calls.push('recovered')
+      },
+      stop: async () => {
+        calls.push('stop')
+      },
+    } as unknown as Dispatcher
+    const running = new Ticker({ ...reminderParts(f.db, f.clock), clock: f.clock, dispatcher })
+    running.start()
+    const stopping = running.stop()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    release()
+    await stopping
+    expect(calls).toEqual(['recover', 'recovered', 'stop'])
   })
 })
