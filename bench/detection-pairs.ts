@@ -4,6 +4,7 @@
  * session's first step through the HTTP API, the step's `drift.severity` other than `none` counted
  * as flagged. The scorers' own separation (ROC-AUC) is bench:quality's; this is what reaches the
  * verdict's drift block, drift events and `session.drift_detected`, after the step's evidence.
+ * `BENCH_SAMPLE=N`: the first N pairs. Every request must be accepted (a refusal stops the bench).
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -23,9 +24,11 @@ interface Pair {
 /** One line per similarity mode; null without the data. */
 export async function driftPairLines(): Promise<string[] | null> {
   if (!existsSync(PAIRS)) return null
+  const sample = process.env.BENCH_SAMPLE === undefined ? undefined : Number(process.env.BENCH_SAMPLE)
   const pairs = readFileSync(PAIRS, 'utf8')
     .trim()
     .split('\n')
+    .slice(0, sample)
     .map((l) => JSON.parse(l) as Pair)
   const { app, headers, close } = await benchApp()
   const lines: string[] = []
@@ -35,9 +38,11 @@ export async function driftPairLines(): Promise<string[] | null> {
       const of = [0, 0]
       for (const p of pairs) {
         const created = await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { goal: p.goal, config: { similarity } } })
+        if (created.statusCode !== 201) throw new Error(`create: ${created.statusCode} ${created.body.slice(0, 200)}`)
         const id = created.json<{ id: string }>().id
         const step = { description: p.step_text, ...(p.tool_name !== null && { tool: { name: p.tool_name, args: p.tool_args ?? {} } }) }
         const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/steps`, headers, payload: step })
+        if (res.statusCode !== 201) throw new Error(`step: ${res.statusCode} ${res.body.slice(0, 200)}`)
         of[p.aligned]!++
         if (res.json<{ drift: { severity: string } }>().drift.severity !== 'none') flagged[p.aligned]!++
       }
