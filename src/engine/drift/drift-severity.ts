@@ -55,12 +55,16 @@ export function severityOf(similarity: number, threshold: number, bands: readonl
   return 'critical'
 }
 
-/** A check's similarity, what grades it, and the mode that scored it. */
+/** A check's similarity, the threshold and severity it is graded to, and the mode that scored it. */
 export interface Graded {
   similarity: number
   threshold: number
-  bands: readonly [number, number, number]
+  severity: DriftSeverity
   mode: SimilarityMode
+}
+
+function graded(similarity: number, threshold: number, mode: SimilarityMode): Graded {
+  return { similarity, threshold, severity: severityOf(similarity, threshold, SEVERITY_BANDS[mode]), mode }
 }
 
 /**
@@ -72,8 +76,8 @@ export interface Graded {
 export function gradeCheck(mode: SimilarityMode, threshold: number, given: number | undefined, score: () => number): Graded {
   if (given !== undefined) {
     if (!Number.isFinite(given)) throw new RangeError('similarity must be a finite number')
-    return { similarity: Math.min(1, Math.max(0, given)), threshold, bands: SEVERITY_BANDS[mode], mode }
+    return graded(Math.min(1, Math.max(0, given)), threshold, mode)
   }
-  if (mode === 'embeddings') return { similarity: score(), threshold: DEFAULT_DRIFT_THRESHOLDS.enhanced, bands: SEVERITY_BANDS.enhanced, mode: 'enhanced' }
-  return { similarity: score(), threshold, bands: SEVERITY_BANDS[mode], mode }
+  if (mode === 'embeddings') return graded(score(), DEFAULT_DRIFT_THRESHOLDS.enhanced, 'enhanced')
+  return graded(score(), threshold, mode)
 }

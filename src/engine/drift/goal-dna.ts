@@ -4,7 +4,7 @@
  * bands live in drift-severity.ts and the trend arithmetic in drift-trend.ts.
  */
 import { isoAt, wallClock, type Clock } from '../clock.js'
-import { DEFAULT_DRIFT_THRESHOLDS, gradeCheck, severityOf, type DriftSeverity, type Graded } from './drift-severity.js'
+import { DEFAULT_DRIFT_THRESHOLDS, gradeCheck, type DriftSeverity, type Graded } from './drift-severity.js'
 import { trendOf, type DriftTrend, type TrendDirection } from './drift-trend.js'
 import { createScorer, type GoalScorer, type SimilarityMode } from '../similarity/goal-scorer.js'
 import { cutText } from '../similarity/text.js'
@@ -193,7 +193,7 @@ export class GoalDNA {
       step_number: stepNumber,
       similarity,
       action_text: cutText(actionText, ACTION_TEXT_MAX),
-      severity: severityOf(similarity, g.threshold, g.bands),
+      severity: g.severity,
       timestamp: isoAt(this.clock()),
     }
     if (!this.keepEvents) return event
@@ -216,7 +216,7 @@ export class GoalDNA {
     const event = this.record(stepNumber, actionText, g, stance)
     const result: DriftCheck = {
       similarity: g.similarity,
-      severity: stance === undefined ? severityOf(g.similarity, g.threshold, g.bands) : 'none',
+      severity: stance === undefined ? g.severity : 'none',
       drifting: this.isDrifting(),
       consecutive_drift_count: this.consecutive,
       // A retained event is copied so the caller cannot change the history; an unretained one is the caller's.

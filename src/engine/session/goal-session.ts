@@ -6,7 +6,7 @@
  * session-recitation.ts, session-reminder.ts and session-summary.ts; loop kinds, escalation, budget
  * and skip_unchanged in session-detection.ts.
  */
-import { GoalDNA, severityOf, type DriftCheck, type DriftTrend } from '../drift/goal-dna.js'
+import { GoalDNA, type DriftCheck, type DriftTrend } from '../drift/goal-dna.js'
 import { isAligned } from '../drift/step-alignment.js'
 import { GoalReminderInjector, type GoalReminder } from '../context/goal-reminder.js'
 import { GoalTracker, type GoalState, type StepVerification } from './goal-tracker.js'
@@ -85,8 +85,7 @@ export class GoalSession extends SessionParts {
     const step = this.stepCount + 1
     if (this.reader === null) return { drift: this.driftCheck(description, step, similarity) }
     const graded = this.dna.grade(description, similarity)
-    const text = { mode: graded.mode, severity: severityOf(graded.similarity, graded.threshold, graded.bands) }
-    const evidence = this.reader.read(description, output, signals, this.tracker.focus, text)
+    const evidence = this.reader.read(description, output, signals, this.tracker.focus, graded)
     const decides = this.detection.settings.driftEvidence && (evidence.concrete || (graded.mode === 'lexical' && !evidence.neutral))
     const stance = !decides ? undefined : evidence.neutral ? 'neutral' : isAligned(evidence.score) ? 'on' : undefined
     return { drift: this.recordDrift(step, description, () => this.dna.checkGraded(step, description, graded, stance)), evidence }
